@@ -1,0 +1,69 @@
+"""Durable workflows for Python on AWS, in the programming model of Cloudflare Workflows.
+
+Write a workflow::
+
+    from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+
+    class Greet(WorkflowEntrypoint):
+        async def run(self, event: WorkflowEvent, step: WorkflowStep) -> str:
+            name = await step.do("look up name", lambda: event.payload["name"])
+            await step.sleep("wait a bit", "1 hour")
+            return f"hello {name}"
+
+Test it with :mod:`workflows.testing`; run it on AWS with the SAM template.
+"""
+
+from .engine.clock import Clock, SystemClock
+from .engine.config import RetryConfig, StepConfig
+from .engine.entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
+from .engine.errors import (
+    EventMutationError,
+    InstanceAlreadyExists,
+    InstanceNotFound,
+    InvalidInput,
+    InvalidStepError,
+    InvalidTransition,
+    NonDeterminismError,
+    NonRetryableError,
+    ResultTooLarge,
+    StepFailedError,
+    StepLimitExceeded,
+    UnawaitedStepError,
+    UnknownWorkflow,
+    WorkflowError,
+    WorkflowTimeoutError,
+)
+from .engine.model import ErrorInfo, InstanceStatus, InstanceStatusView, ReceivedEvent, StepInfo
+from .engine.step import StepContext, WorkflowStep
+
+__all__ = [
+    "Clock",
+    "Env",
+    "ErrorInfo",
+    "EventMutationError",
+    "InstanceAlreadyExists",
+    "InstanceNotFound",
+    "InstanceStatus",
+    "InstanceStatusView",
+    "InvalidInput",
+    "InvalidStepError",
+    "InvalidTransition",
+    "NonDeterminismError",
+    "NonRetryableError",
+    "ReceivedEvent",
+    "ResultTooLarge",
+    "RetryConfig",
+    "StepConfig",
+    "StepContext",
+    "StepFailedError",
+    "StepInfo",
+    "StepLimitExceeded",
+    "SystemClock",
+    "UnawaitedStepError",
+    "UnknownWorkflow",
+    "WorkflowEntrypoint",
+    "WorkflowError",
+    "WorkflowEvent",
+    "WorkflowStep",
+    "WorkflowTimeoutError",
+]

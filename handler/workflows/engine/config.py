@@ -1,0 +1,112 @@
+"""Step configuration: ``{"retries": {"limit", "delay", "backoff"}, "timeout"}``.
+
+Defaults are Cloudflare's: 5 retries (6 attempts), 10 seconds delay, exponential backoff,
+10 minutes timeout per attempt. Unknown keys are an error, so a typo never silently falls
+back to a default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .durations import parse_duration
+from .errors import InvalidStepError
+
+MAX_RETRY_LIMIT = 10_000
+BACKOFFS = ("constant", "linear", "exponential")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryConfig:
+    """How a failing step is retried."""
+
+    limit: int = 5
+    delay: float = 10.0
+    backoff: str = "exponential"
+
+    def delay_before(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (1-based) before the next one.
+
+        constant: delay; linear: delay·n; exponential: delay·2^(n-1).
+        """
+        if self.backoff == "constant":
+            return self.delay
+        if self.backoff == "linear":
+            return self.delay * attempt
+        return self.delay * float(2 ** (attempt - 1))
+
+
+@dataclass(frozen=True, slots=True)
+class StepConfig:
+    """A validated step configuration (``ctx.config``)."""
+
+    retries: RetryConfig = RetryConfig()
+    timeout: float = 600.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "retries": {
+                "limit": self.retries.limit,
+                "delay": self.retries.delay,
+                "backoff": self.retries.backoff,
+            },
+            "timeout": self.timeout,
+        }
+
+
+DEFAULT_CONFIG = StepConfig()
+
+
+def parse_config(raw: Any) -> StepConfig:
+    """Validate a user's step config; raise InvalidStepError naming the bad key or value."""
+    if raw is None:
+        return DEFAULT_CONFIG
+    if isinstance(raw, StepConfig):
+        return raw
+    if not isinstance(raw, Mapping):
+        raise InvalidStepError(
+            f"step config must be a dict like {{'retries': {{'limit': 3}}, 'timeout': "
+            f"'1 minute'}}, not {type(raw).__name__}"
+        )
+    _reject_unknown(raw, {"retries", "timeout"}, "step config")
+    retries = DEFAULT_CONFIG.retries
+    if "retries" in raw:
+        retries = _parse_retries(raw["retries"])
+    timeout = DEFAULT_CONFIG.timeout
+    if "timeout" in raw:
+        timeout = parse_duration(raw["timeout"], what="step timeout")
+        if timeout <= 0:
+            raise InvalidStepError("step timeout must be greater than zero")
+    return StepConfig(retries=retries, timeout=timeout)
+
+
+def _parse_retries(raw: Any) -> RetryConfig:
+    if not isinstance(raw, Mapping):
+        raise InvalidStepError(
+            f"retries must be a dict with keys limit, delay, backoff, not {type(raw).__name__}"
+        )
+    _reject_unknown(raw, {"limit", "delay", "backoff"}, "retries")
+    base = DEFAULT_CONFIG.retries
+    limit = raw.get("limit", base.limit)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= MAX_RETRY_LIMIT:
+        raise InvalidStepError(
+            f"retries.limit must be an integer from 0 to {MAX_RETRY_LIMIT:,}, got {limit!r}"
+        )
+    delay = parse_duration(raw.get("delay", base.delay), what="retries.delay")
+    backoff = raw.get("backoff", base.backoff)
+    if backoff not in BACKOFFS:
+        raise InvalidStepError(
+            f"retries.backoff must be one of {', '.join(BACKOFFS)}, got {backoff!r}"
+        )
+    return RetryConfig(limit=limit, delay=delay, backoff=backoff)
+
+
+def _reject_unknown(raw: Mapping[Any, Any], known: set[str], where: str) -> None:
+    unknown = sorted(str(key) for key in raw if key not in known)
+    if unknown:
+        raise InvalidStepError(
+            f"unknown key(s) {', '.join(map(repr, unknown))} in {where}; allowed: "
+            f"{', '.join(sorted(known))}"
+        )

@@ -1,0 +1,122 @@
+"""What a workflow author subclasses and receives: WorkflowEntrypoint, WorkflowEvent, Env."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .errors import EventMutationError
+from .frozen import _RULE, freeze
+
+if TYPE_CHECKING:
+    from .step import WorkflowStep
+
+DEFAULT_MAX_STEPS = 10_000
+MAX_MAX_STEPS = 25_000
+
+
+class WorkflowEvent:
+    """The event an instance was created with: ``payload``, ``timestamp``, ``instance_id``.
+
+    Deep-immutable: assigning an attribute or changing the payload raises
+    :class:`~workflows.EventMutationError` (seed rule: don't mutate the incoming event).
+    """
+
+    __slots__ = ("instance_id", "payload", "timestamp")
+
+    payload: Any
+    timestamp: datetime
+    instance_id: str
+
+    def __init__(self, payload: Any, timestamp: datetime, instance_id: str) -> None:
+        object.__setattr__(self, "payload", freeze(payload))
+        object.__setattr__(self, "timestamp", timestamp)
+        object.__setattr__(self, "instance_id", instance_id)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise EventMutationError(_RULE)
+
+    def __delattr__(self, name: str) -> None:
+        raise EventMutationError(_RULE)
+
+    def __repr__(self) -> str:
+        return (
+            f"WorkflowEvent(instance_id={self.instance_id!r}, timestamp={self.timestamp!r}, "
+            f"payload={self.payload!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WorkflowEvent) and (
+            (self.payload, self.timestamp, self.instance_id)
+            == (other.payload, other.timestamp, other.instance_id)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Env:
+    """``self.env`` in a workflow: configuration values and clients of other workflows.
+
+    ``self.env.SOME_SETTING`` reads a configuration value; ``self.env.workflow("name")``
+    returns a client of another registered workflow (create instances of it *inside* a
+    ``step.do`` so a replay does not create them twice).
+    """
+
+    def __init__(
+        self,
+        values: Mapping[str, Any] | None = None,
+        workflow_client: Callable[[str], Any] | None = None,
+    ) -> None:
+        self._values = dict(values or {})
+        self._workflow_client = workflow_client
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(
+                f"env has no value {name!r}; known values: {sorted(self._values) or 'none'} "
+                "(pass them as env values to the runtime or test env)"
+            ) from None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """A configuration value, or ``default``."""
+        return self._values.get(name, default)
+
+    def workflow(self, name: str) -> Any:
+        """A client for the workflow registered as ``name``."""
+        if self._workflow_client is None:
+            raise AttributeError("this runtime offers no workflow clients in env")
+        return self._workflow_client(name)
+
+
+class WorkflowEntrypoint:
+    """Base class of a workflow. Subclass it and implement ``async def run(event, step)``.
+
+    ``run()`` is replayed from the top every time the instance resumes; only step results
+    survive between replays, so keep every side effect and every non-deterministic value
+    inside ``step.do`` callbacks.
+
+    Class attributes:
+        max_steps: how many steps one instance may record (default 10,000; at most 25,000).
+    """
+
+    max_steps: ClassVar[int] = DEFAULT_MAX_STEPS
+
+    env: Env
+    logger: logging.Logger | logging.LoggerAdapter[logging.Logger]
+
+    def __init__(self, env: Env | None = None) -> None:
+        self.env = env if env is not None else Env()
+        self.logger = logging.getLogger(f"workflows.{type(self).__name__}")
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        """The workflow's body. Override it."""
+        raise NotImplementedError(f"{type(self).__name__} must implement async def run()")

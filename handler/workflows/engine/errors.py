@@ -1,0 +1,181 @@
+"""The library's error tree.
+
+Everything raised on purpose derives from :class:`WorkflowError`. Errors a workflow author
+meets (:class:`NonRetryableError`, :class:`WorkflowTimeoutError`, :class:`StepFailedError`,
+:class:`NonDeterminismError`, ...) are distinct from errors a caller of the instance API meets
+(:class:`InvalidInput`, :class:`InstanceAlreadyExists`, ...). Every message says what to do.
+
+The engine's own control-flow signal (:class:`Suspend`) is a ``BaseException`` so that a
+user's ``except Exception`` in ``run()`` can never swallow it.
+
+Avoid non-stdlib imports here: this module is at the bottom of the dependency chain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class WorkflowError(Exception):
+    """Root of every error this library raises on purpose."""
+
+    code = "workflow_error"
+
+
+# --- raised to workflow authors -------------------------------------------------------------
+
+
+class NonRetryableError(WorkflowError):
+    """Raise inside a step callback to fail the step at once, without further retries."""
+
+    code = "non_retryable"
+
+
+class StepFailedError(WorkflowError):
+    """A ``step.do`` failed for good: its retries are exhausted or it raised NonRetryableError.
+
+    Raised from ``await step.do(...)`` in ``run()``, on the first run as on every replay, so
+    ``except StepFailedError`` behaves the same after a restart. The original exception's class
+    name and message are kept in :attr:`error_name` and :attr:`message`.
+    """
+
+    code = "step_failed"
+
+    def __init__(self, step_name: str, error_name: str, message: str, attempts: int) -> None:
+        super().__init__(message)
+        self.step_name = step_name
+        self.error_name = error_name
+        self.message = message
+        self.attempts = attempts
+
+
+class WorkflowTimeoutError(WorkflowError):
+    """A ``step.wait_for_event`` timed out, or a step attempt exceeded its ``timeout``."""
+
+    code = "timeout"
+
+
+class NonDeterminismError(WorkflowError):
+    """Replay reached a step that differs from the one the journal recorded at that point."""
+
+    code = "non_determinism"
+
+
+class UnawaitedStepError(WorkflowError):
+    """``run()`` returned while a step it started was never awaited."""
+
+    code = "unawaited_step"
+
+
+class EventMutationError(WorkflowError, TypeError):
+    """Code tried to change the (deep-frozen) workflow event."""
+
+    code = "event_mutation"
+
+
+class InvalidStepError(WorkflowError, ValueError):
+    """A step call broke a rule: bad name, bad config, bad duration, too many steps."""
+
+    code = "invalid_step"
+
+
+class StepLimitExceeded(InvalidStepError):
+    """The instance tried to run more steps than its workflow allows."""
+
+    code = "step_limit"
+
+
+class ResultTooLarge(NonRetryableError):
+    """A step result, event payload, params or output is larger than the 1 MiB limit."""
+
+    code = "too_large"
+
+
+class NotSerializable(NonRetryableError):
+    """A step result or workflow output cannot be encoded as JSON."""
+
+    code = "not_serializable"
+
+
+# --- raised to callers of the instance API --------------------------------------------------
+
+
+class InvalidInput(WorkflowError, ValueError):
+    """A request to the instance API is malformed; nothing was written."""
+
+    code = "invalid_input"
+
+
+class UnknownWorkflow(WorkflowError, LookupError):
+    """No workflow is registered under this name."""
+
+    code = "unknown_workflow"
+
+
+class InstanceNotFound(WorkflowError, LookupError):
+    """No instance has this id."""
+
+    code = "instance_not_found"
+
+
+class InstanceAlreadyExists(WorkflowError):
+    """An instance with this id already exists for the workflow; ids are never reused."""
+
+    code = "instance_exists"
+
+    def __init__(self, workflow: str, instance_id: str) -> None:
+        super().__init__(
+            f"instance '{instance_id}' of workflow '{workflow}' already exists; instance ids "
+            "must be unique across all future instances (use a transaction or order id, or "
+            "omit the id to get a generated one)"
+        )
+        self.workflow = workflow
+        self.instance_id = instance_id
+
+
+class InvalidTransition(WorkflowError):
+    """The instance's status does not allow this action (e.g. terminate a finished instance)."""
+
+    code = "invalid_transition"
+
+
+# --- raised inside the engine ---------------------------------------------------------------
+
+
+class ConcurrentModification(WorkflowError):
+    """A conditional write found the instance changed by someone else; reload and retry."""
+
+    code = "conflict"
+
+
+class Suspend(BaseException):
+    """Unwinds ``run()`` when the instance must stop here for now.
+
+    A ``BaseException`` on purpose: a user's ``except Exception`` must not swallow it. The
+    runner, not ``run()``, decides what happens next (schedule a wake-up, pause, stop).
+    """
+
+    def __init__(self, reason: str, wake_at: float | None = None, detail: str = "") -> None:
+        super().__init__(reason, wake_at, detail)
+        self.reason = reason
+        self.wake_at = wake_at
+        self.detail = detail
+
+
+def error_name(exc: BaseException) -> str:
+    """The name recorded for an exception: the original name for a StepFailedError."""
+    if isinstance(exc, StepFailedError):
+        return exc.error_name
+    return type(exc).__name__
+
+
+def error_message(exc: BaseException) -> str:
+    """The message recorded for an exception (its ``str``, or its class name when empty)."""
+    text = str(exc)
+    return text if text else type(exc).__name__
+
+
+def describe(value: Any, limit: int = 60) -> str:
+    """A short ``repr`` for error messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

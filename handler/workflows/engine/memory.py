@@ -1,0 +1,287 @@
+"""In-memory implementations of the ports, for the test kit and quick experiments.
+
+They follow the same contracts as the AWS adapters (first writer wins, version checks, lease
+rules) so the engine behaves the same on both. Thread-safe: sync step callbacks run in worker
+threads and may use a workflow client.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .clock import Clock
+from .errors import InstanceAlreadyExists, InstanceNotFound, InvalidTransition
+from .model import (
+    FINISHED,
+    EventRecord,
+    InstanceRecord,
+    InstanceRef,
+    InstanceStatus,
+    JournalEntry,
+)
+from .ports import BatchCreateResult, InstancePage, InstanceState
+
+_LEASABLE = frozenset(
+    {
+        InstanceStatus.QUEUED,
+        InstanceStatus.RUNNING,
+        InstanceStatus.WAITING,
+        InstanceStatus.WAITING_FOR_PAUSE,
+    }
+)
+
+
+@dataclass
+class _Stored:
+    record: InstanceRecord
+    journal: dict[tuple[int, str], JournalEntry] = field(default_factory=dict)
+    events: list[EventRecord] = field(default_factory=list)
+
+
+class MemoryStore:
+    """An :class:`~workflows.engine.ports.InstanceStore` in a dict."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._instances: dict[InstanceRef, _Stored] = {}
+        self.writes = 0
+
+    def create(self, record: InstanceRecord) -> None:
+        with self._lock:
+            if record.ref in self._instances:
+                raise InstanceAlreadyExists(record.workflow, record.id)
+            self._instances[record.ref] = _Stored(record)
+            self.writes += 1
+
+    def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
+        result = BatchCreateResult()
+        with self._lock:
+            for record in records:
+                if record.ref in self._instances:
+                    result.existing.append(record.id)
+                else:
+                    self._instances[record.ref] = _Stored(record)
+                    result.created.append(record.id)
+            self.writes += 1
+        return result
+
+    def _stored(self, ref: InstanceRef) -> _Stored:
+        try:
+            return self._instances[ref]
+        except KeyError:
+            raise InstanceNotFound(
+                f"no instance '{ref.id}' of workflow '{ref.workflow}'; check the id, or list "
+                "the workflow's instances"
+            ) from None
+
+    def get(self, ref: InstanceRef) -> InstanceRecord:
+        with self._lock:
+            return self._stored(ref).record
+
+    def load(self, ref: InstanceRef) -> InstanceState:
+        with self._lock:
+            stored = self._stored(ref)
+            generation = stored.record.generation
+            entries = [e for (g, _), e in stored.journal.items() if g == generation]
+            events = [e for e in stored.events if e.generation == generation]
+            return InstanceState(stored.record, entries, events)
+
+    def record(self, ref: InstanceRef, generation: int, entry: JournalEntry) -> JournalEntry:
+        with self._lock:
+            journal = self._stored(ref).journal
+            existing = journal.get((generation, entry.key))
+            if existing is not None:  # first writer wins
+                return existing
+            journal[(generation, entry.key)] = entry
+            self.writes += 1
+            return entry
+
+    def add_event(self, ref: InstanceRef, event: EventRecord) -> InstanceRecord:
+        with self._lock:
+            stored = self._stored(ref)
+            if stored.record.status in FINISHED:
+                raise InvalidTransition(
+                    f"instance '{ref.id}' is {stored.record.status}; events can only be sent "
+                    "to instances that have not finished"
+                )
+            stored.events.append(event)
+            stored.record = stored.record.patched({"version": stored.record.version + 1})
+            self.writes += 1
+            return stored.record
+
+    def update(
+        self, ref: InstanceRef, expected_version: int, patch: Mapping[str, Any]
+    ) -> InstanceRecord | None:
+        with self._lock:
+            stored = self._stored(ref)
+            if stored.record.version != expected_version:
+                return None
+            stored.record = stored.record.patched({**patch, "version": expected_version + 1})
+            self.writes += 1
+            return stored.record
+
+    def acquire_lease(
+        self, ref: InstanceRef, owner: str, now: float, expires_at: float
+    ) -> InstanceRecord | None:
+        with self._lock:
+            stored = self._instances.get(ref)
+            if stored is None:
+                return None
+            record = stored.record
+            lease_free = record.lease_owner is None or (record.lease_expires_at or 0.0) < now
+            if record.status not in _LEASABLE or not lease_free:
+                return None
+            status = record.status
+            if status in (InstanceStatus.QUEUED, InstanceStatus.WAITING):
+                status = InstanceStatus.RUNNING
+            stored.record = record.patched(
+                {
+                    "status": status,
+                    "lease_owner": owner,
+                    "lease_expires_at": expires_at,
+                    "version": record.version + 1,
+                    "started_at": record.started_at or now,
+                    "updated_at": now,
+                }
+            )
+            self.writes += 1
+            return stored.record
+
+    def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
+        with self._lock:
+            stored = self._instances.get(ref)
+            if stored is None or stored.record.lease_owner != owner:
+                return None
+            stored.record = stored.record.patched({"lease_expires_at": expires_at})
+            return stored.record
+
+    def list_instances(
+        self,
+        workflow: str,
+        status: InstanceStatus | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> InstancePage:
+        with self._lock:
+            records = [
+                s.record
+                for ref, s in self._instances.items()
+                if ref.workflow == workflow and (status is None or s.record.status == status)
+            ]
+        records.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+        start = int(cursor) if cursor else 0
+        page = records[start : start + limit]
+        more = start + limit < len(records)
+        return InstancePage(page, str(start + limit) if more else None)
+
+    def stale(self, now: float, limit: int = 100) -> list[InstanceRecord]:
+        with self._lock:
+            return [
+                s.record
+                for s in self._instances.values()
+                if s.record.status in (InstanceStatus.QUEUED, InstanceStatus.RUNNING)
+                and (s.record.lease_owner is None or (s.record.lease_expires_at or 0.0) < now)
+            ][:limit]
+
+    # --- for the test kit -----------------------------------------------------------------
+
+    def break_lease(self, ref: InstanceRef) -> None:
+        """Drop a dead invocation's lease, as if it had expired."""
+        with self._lock:
+            stored = self._stored(ref)
+            stored.record = stored.record.patched({"lease_owner": None, "lease_expires_at": None})
+
+    def journal(self, ref: InstanceRef) -> list[JournalEntry]:
+        """The current generation's journal entries in recording order."""
+        return sorted(self.load(ref).entries, key=lambda e: (e.at, e.key))
+
+
+@dataclass(order=True, frozen=True)
+class _Message:
+    visible_at: float
+    seq: int
+    ref: InstanceRef = field(compare=False)
+
+
+class MemoryQueue:
+    """A :class:`~workflows.engine.ports.WorkQueue` with delayed visibility."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._messages: list[_Message] = []
+        self._seq = 0
+        self.sent = 0
+
+    def send(self, ref: InstanceRef, delay: float = 0.0) -> None:
+        with self._lock:
+            self._seq += 1
+            self.sent += 1
+            self._messages.append(_Message(self._clock.time() + max(0.0, delay), self._seq, ref))
+
+    def send_many(self, refs: Sequence[InstanceRef]) -> None:
+        for ref in refs:
+            self.send(ref)
+
+    def receive(self) -> InstanceRef | None:
+        """The next visible message, removed from the queue."""
+        now = self._clock.time()
+        with self._lock:
+            visible = [m for m in self._messages if m.visible_at <= now]
+            if not visible:
+                return None
+            message = min(visible)
+            self._messages.remove(message)
+            return message.ref
+
+    def next_visible_at(self) -> float | None:
+        """When the next delayed message becomes visible."""
+        with self._lock:
+            return min((m.visible_at for m in self._messages), default=None)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+
+@dataclass(frozen=True, order=True)
+class ScheduledWakeUp:
+    """A pending one-time wake-up."""
+
+    at: float
+    ref: InstanceRef = field(compare=False)
+    reason: str = field(compare=False)
+
+
+class MemoryScheduler:
+    """A :class:`~workflows.engine.ports.WakeUpScheduler` that the test kit fires by hand."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[InstanceRef, float], ScheduledWakeUp] = {}
+        self.scheduled = 0
+
+    def schedule(self, ref: InstanceRef, at: float, reason: str) -> None:
+        with self._lock:
+            self.scheduled += 1
+            self._pending[(ref, at)] = ScheduledWakeUp(at, ref, reason)
+
+    def cancel(self, ref: InstanceRef) -> None:
+        with self._lock:
+            for key in [k for k in self._pending if k[0] == ref]:
+                del self._pending[key]
+
+    def pending(self) -> list[ScheduledWakeUp]:
+        """Every pending wake-up, earliest first."""
+        with self._lock:
+            return sorted(self._pending.values())
+
+    def pop_due(self, now: float) -> list[ScheduledWakeUp]:
+        """Remove and return the wake-ups due at ``now`` (the schedule fired and deleted)."""
+        with self._lock:
+            due = [w for w in self._pending.values() if w.at <= now]
+            for wake_up in due:
+                del self._pending[(wake_up.ref, wake_up.at)]
+            return sorted(due)

@@ -1,0 +1,262 @@
+"""The engine's records: instances, journal entries, events, and what ``status()`` shows.
+
+These are plain dataclasses with no storage concerns; each adapter maps them to its own
+format. The journal is append-only: an entry, once recorded, is never changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from .clock import iso, to_datetime
+from .frozen import FrozenDict, freeze
+
+
+class InstanceStatus(StrEnum):
+    """Cloudflare's instance statuses (equal to their strings: ``status == "complete"``)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    PAUSED = "paused"
+    ERRORED = "errored"
+    TERMINATED = "terminated"
+    COMPLETE = "complete"
+    WAITING = "waiting"
+    WAITING_FOR_PAUSE = "waitingForPause"
+    UNKNOWN = "unknown"
+
+    @property
+    def finished(self) -> bool:
+        """True for complete, errored and terminated: nothing will ever run again."""
+        return self in FINISHED
+
+
+FINISHED = frozenset({InstanceStatus.COMPLETE, InstanceStatus.ERRORED, InstanceStatus.TERMINATED})
+RUNNABLE = frozenset(
+    {
+        InstanceStatus.QUEUED,
+        InstanceStatus.RUNNING,
+        InstanceStatus.WAITING,
+        InstanceStatus.WAITING_FOR_PAUSE,
+    }
+)
+
+
+class ErrorInfo(dict[str, str]):
+    """``{"name": ..., "message": ...}``, also readable as ``.name`` and ``.message``."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(name=name, message=message)
+
+    @property
+    def name(self) -> str:
+        return self["name"]
+
+    @property
+    def message(self) -> str:
+        return self["message"]
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ErrorInfo | None:
+        if not data:
+            return None
+        return cls(str(data.get("name", "Error")), str(data.get("message", "")))
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceRef:
+    """Which instance: workflow name and instance id (ids are unique per workflow)."""
+
+    workflow: str
+    id: str
+
+    def __str__(self) -> str:
+        return f"{self.workflow}/{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceRecord:
+    """The instance item: status and bookkeeping. ``version`` is the signal counter.
+
+    Every external signal (event sent, pause / resume / terminate / restart, creation) and
+    every status change by the runner bumps ``version`` in the same write; the runner only
+    moves an instance out of its hands on the condition that ``version`` is still what it
+    loaded, so nothing that arrives meanwhile is missed.
+    """
+
+    workflow: str
+    id: str
+    status: InstanceStatus
+    params: str  # encoded JSON
+    created_at: float
+    version: int = 1
+    generation: int = 1
+    updated_at: float = 0.0
+    started_at: float | None = None
+    finished_at: float | None = None
+    output: str | None = None
+    error: ErrorInfo | None = None
+    lease_owner: str | None = None
+    lease_expires_at: float | None = None
+    wake_at: float | None = None
+    paused_at: float | None = None
+    pauses: tuple[tuple[float, float], ...] = ()
+    expires_at: float | None = None
+
+    @property
+    def ref(self) -> InstanceRef:
+        return InstanceRef(self.workflow, self.id)
+
+    def patched(self, patch: dict[str, Any]) -> InstanceRecord:
+        """A copy with ``patch`` applied (the in-memory twin of an UpdateItem)."""
+        return dataclasses.replace(self, **patch)
+
+
+class EntryKind(StrEnum):
+    """What a journal entry records."""
+
+    STEP = "step"  # the final outcome of a step.do: its result or its last error
+    ATTEMPT = "attempt"  # a failed attempt that will be retried, with the retry time
+    SLEEP = "sleep"  # a step.sleep / sleep_until and its wake-up time
+    WAIT = "wait"  # a step.wait_for_event that found no event yet, and its timeout
+    DELIVERY = "delivery"  # how a wait ended: the event it consumed, or its timeout
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One recorded fact about one step. Keys are unique within an instance generation."""
+
+    key: str
+    kind: EntryKind
+    name: str
+    count: int
+    at: float
+    position: int | None = None  # call order in run(); None for steps nested in a callback
+    parent: str | None = None  # key of the enclosing step for nested steps
+    started_at: float | None = None
+    result: str | None = None  # encoded JSON
+    error: ErrorInfo | None = None
+    attempt: int = 0
+    wake_at: float | None = None
+    event_type: str | None = None
+    event_id: str | None = None
+
+    @property
+    def call_kind(self) -> str:
+        """The step method that made this entry (``do``, ``sleep``, ``wait_for_event``)."""
+        if self.kind in (EntryKind.STEP, EntryKind.ATTEMPT):
+            return "do"
+        if self.kind is EntryKind.SLEEP:
+            return "sleep"
+        return "wait_for_event"
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """An event sent to an instance. ``id`` sorts in arrival order (FIFO per type)."""
+
+    id: str
+    type: str
+    payload: str  # encoded JSON
+    timestamp: float
+    generation: int = 1
+
+
+class ReceivedEvent(FrozenDict):
+    """What ``step.wait_for_event`` returns: ``{payload, timestamp, type}``.
+
+    Readable as a mapping (``ev["payload"]``) or by attribute (``ev.payload``); frozen.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, payload: Any, timestamp: datetime, type: str) -> None:
+        super().__init__()
+        dict.update(self, payload=freeze(payload), timestamp=timestamp, type=type)
+
+    @property
+    def payload(self) -> Any:
+        return self["payload"]
+
+    @property
+    def timestamp(self) -> datetime:
+        return self["timestamp"]  # type: ignore[no-any-return]
+
+    @property
+    def type(self) -> str:
+        return self["type"]  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> Any:
+        return (ReceivedEvent, (self.payload, self.timestamp, self.type))
+
+
+@dataclass(frozen=True, slots=True)
+class StepInfo:
+    """One row of an instance's step timeline."""
+
+    name: str
+    count: int
+    type: str  # "do" | "sleep" | "waitForEvent"
+    status: str  # "complete" | "errored" | "running" | "waiting" | "retrying"
+    attempts: int
+    start: float | None
+    end: float | None
+    output: Any = None
+    error: ErrorInfo | None = None
+    parent: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "count": self.count,
+            "type": self.type,
+            "status": self.status,
+            "attempts": self.attempts,
+            "start": iso(self.start),
+            "end": iso(self.end),
+            "output": self.output,
+            "error": dict(self.error) if self.error else None,
+        }
+
+
+@dataclass(frozen=True)
+class InstanceStatusView:
+    """What ``instance.status()`` returns: ``status``, ``output``, ``error`` and the timeline.
+
+    Readable by attribute (``s.status``) or as a mapping (``s["status"]``).
+    """
+
+    id: str
+    workflow: str
+    status: InstanceStatus
+    output: Any = None
+    error: ErrorInfo | None = None
+    steps: list[StepInfo] = field(default_factory=list)
+    created_at: float | None = None
+    finished_at: float | None = None
+    wake_at: float | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "workflow": self.workflow,
+            "status": str(self.status),
+            "output": self.output,
+            "error": dict(self.error) if self.error else None,
+            "created": iso(self.created_at),
+            "finished": iso(self.finished_at),
+            "wake_at": iso(self.wake_at),
+            "steps": [step.to_dict() for step in self.steps],
+        }
+
+
+def event_timestamp(epoch: float) -> datetime:
+    """Timestamps handed to workflows are aware UTC datetimes."""
+    return to_datetime(epoch)

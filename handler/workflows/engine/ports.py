@@ -1,0 +1,145 @@
+"""The engine's ports: what it needs from storage, the work queue and the wake-up scheduler.
+
+The core decides; adapters act. ``workflows.engine.memory`` implements these in memory (test
+kit); ``workflows.aws`` implements them on DynamoDB, SQS and EventBridge Scheduler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .model import EventRecord, InstanceRecord, InstanceRef, InstanceStatus, JournalEntry
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceState:
+    """Everything replay needs, loaded at once: the instance, its journal, its events.
+
+    Only the current generation's journal and events are included (a restart starts a new
+    generation).
+    """
+
+    record: InstanceRecord
+    entries: Sequence[JournalEntry]
+    events: Sequence[EventRecord]
+
+
+@dataclass(frozen=True, slots=True)
+class InstancePage:
+    """One page of a listing; pass ``cursor`` back to get the next one."""
+
+    records: list[InstanceRecord]
+    cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchCreateResult:
+    """Which records of a batch were written and which ids already existed."""
+
+    created: list[str] = field(default_factory=list)
+    existing: list[str] = field(default_factory=list)
+
+
+class InstanceStore(Protocol):
+    """Durable instance state. Writes that matter are conditional; see each method."""
+
+    def create(self, record: InstanceRecord) -> None:
+        """Write a new instance. Raises InstanceAlreadyExists if the id is taken."""
+        ...
+
+    def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
+        """Write many new instances; ids already taken are skipped and reported."""
+        ...
+
+    def get(self, ref: InstanceRef) -> InstanceRecord:
+        """The instance record. Raises InstanceNotFound."""
+        ...
+
+    def load(self, ref: InstanceRef) -> InstanceState:
+        """The instance with its current-generation journal and events. Raises InstanceNotFound."""
+        ...
+
+    def record(self, ref: InstanceRef, generation: int, entry: JournalEntry) -> JournalEntry:
+        """Record a journal entry unless its key is already recorded; return the recorded one.
+
+        The first writer wins, always: a caller that loses the race gets the winner's entry
+        back and must continue with it.
+        """
+        ...
+
+    def add_event(self, ref: InstanceRef, event: EventRecord) -> InstanceRecord:
+        """Buffer an event and bump the instance's version in one atomic write.
+
+        Raises InstanceNotFound, or InvalidTransition when the instance is finished.
+        Returns the instance as it is after the write.
+        """
+        ...
+
+    def update(
+        self, ref: InstanceRef, expected_version: int, patch: Mapping[str, Any]
+    ) -> InstanceRecord | None:
+        """Apply ``patch`` (field → value, None removes) and bump the version, only if the
+        version is still ``expected_version``. Returns the new record, or None if it changed.
+        """
+        ...
+
+    def acquire_lease(
+        self, ref: InstanceRef, owner: str, now: float, expires_at: float
+    ) -> InstanceRecord | None:
+        """Take the instance's lease if it is runnable and the lease is free or expired.
+
+        Sets status running when it was queued or waiting, bumps the version. Returns the
+        new record, or None when the instance is finished, paused, missing or leased.
+        """
+        ...
+
+    def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
+        """Extend a lease still held by ``owner`` (version unchanged); None if it was lost."""
+        ...
+
+    def list_instances(
+        self,
+        workflow: str,
+        status: InstanceStatus | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> InstancePage:
+        """Instances of a workflow, newest first, optionally with one status."""
+        ...
+
+    def stale(self, now: float, limit: int = 100) -> list[InstanceRecord]:
+        """Runnable instances nobody is advancing: queued or running with no live lease.
+
+        The recovery sweep re-enqueues them (a lost first message, a runner that died).
+        """
+        ...
+
+
+class WorkQueue(Protocol):
+    """Where runner work is posted: "advance this instance"."""
+
+    def send(self, ref: InstanceRef, delay: float = 0.0) -> None:
+        """Post one wake-up, visible after ``delay`` seconds (at most 15 minutes)."""
+        ...
+
+    def send_many(self, refs: Sequence[InstanceRef]) -> None:
+        """Post wake-ups for many instances (in batches of 10 on SQS)."""
+        ...
+
+
+class WakeUpScheduler(Protocol):
+    """One-time wake-ups at a given time (EventBridge Scheduler ``at(...)`` schedules)."""
+
+    def schedule(self, ref: InstanceRef, at: float, reason: str) -> None:
+        """Post a wake-up for ``ref`` to the work queue at ``at``.
+
+        ``reason`` is ``sleep``, ``retry``, ``event`` (a wait's timeout) or ``resume``.
+        Scheduling the same (ref, at) twice must be harmless.
+        """
+        ...
+
+    def cancel(self, ref: InstanceRef) -> None:
+        """Drop every pending wake-up of the instance (terminate, restart)."""
+        ...

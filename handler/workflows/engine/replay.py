@@ -1,0 +1,474 @@
+"""Replaying ``run()`` against the journal: the engine's decision-maker.
+
+One :class:`Replay` drives one pass of ``run()``: recorded steps return their recorded value,
+new steps run and are recorded through the ``record`` port, and anything that must wait (a
+sleep, an event, a retry delay, a pause) raises :class:`Suspend`, which unwinds ``run()``. The
+pass ends with an :class:`Outcome`; the runner decides what to do with it. No I/O happens here
+except through the injected callables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from . import codec
+from .callbacks import call_with_timeout, wants_context
+from .clock import Clock
+from .config import StepConfig
+from .durations import MAX_SLEEP_SECONDS
+from .entrypoint import WorkflowEntrypoint, WorkflowEvent
+from .errors import (
+    InvalidStepError,
+    NonDeterminismError,
+    NonRetryableError,
+    StepFailedError,
+    StepLimitExceeded,
+    Suspend,
+    UnawaitedStepError,
+    WorkflowError,
+    WorkflowTimeoutError,
+    error_message,
+    error_name,
+)
+from .journal import Journal, attempt_key, delivery_key, shifted, step_key
+from .model import EntryKind, ErrorInfo, JournalEntry, ReceivedEvent, event_timestamp
+from .step import StepContext, StepIdentity, WorkflowStep
+
+Recorder = Callable[[JournalEntry], JournalEntry]
+SignalCheck = Callable[[], str | None]
+T = TypeVar("T")
+
+# Reasons a pass can stop early, most urgent first. Timers (sleep/retry/event) come after.
+CONTROL_REASONS = ("lost", "terminate", "restart", "pause", "reload", "yield")
+TIMER_REASONS = ("sleep", "retry", "event")
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    """``run()`` returned; ``output`` is its encoded JSON value."""
+
+    output: str
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """``run()`` raised (or broke a rule the engine enforces)."""
+
+    error: ErrorInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Suspended:
+    """``run()`` must stop for now: until ``wake_at``, or because of a control signal."""
+
+    reason: str
+    wake_at: float | None = None
+
+
+Outcome = Completed | Failed | Suspended
+
+
+@dataclass(slots=True)
+class _Scope:
+    """A step callback attempt in progress: nested steps are counted inside it."""
+
+    key: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+_SCOPE: ContextVar[_Scope | None] = ContextVar("workflow_step_scope", default=None)
+
+
+class Replay:
+    """One replay pass of one instance's ``run()``.
+
+    Args:
+        workflow: the workflow instance (``WorkflowEntrypoint`` subclass, ``env`` set).
+        event: the instance's event.
+        journal: the loaded journal; new entries are added to it as they are recorded.
+        record: the store's conditional write; returns the entry that won.
+        clock: the time source.
+        pauses: the instance's past pauses (sleeps and retries are shifted by them).
+        check_signals: called before each new step runs; returns a control reason
+            (``pause``, ``terminate``, ``restart``, ``yield``, ``lost``) or None.
+        settle_timeout: how long steps still running when ``run()`` stops may take to finish.
+    """
+
+    def __init__(
+        self,
+        workflow: WorkflowEntrypoint,
+        event: WorkflowEvent,
+        journal: Journal,
+        record: Recorder,
+        clock: Clock,
+        *,
+        pauses: tuple[tuple[float, float], ...] = (),
+        check_signals: SignalCheck | None = None,
+        settle_timeout: float = 60.0,
+    ) -> None:
+        self.workflow = workflow
+        self.event = event
+        self.journal = journal
+        self._record = record
+        self.clock = clock
+        self.pauses = pauses
+        self._check_signals = check_signals
+        self._settle_timeout = settle_timeout
+        self._position = 0
+        self._counts: dict[str, int] = {}
+        self._pending: dict[int, tuple[str, Coroutine[Any, Any, Any], Coroutine[Any, Any, Any]]]
+        self._pending = {}
+        self._running: dict[int, str] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._root_task: asyncio.Task[Any] | None = None
+        self._suspensions: list[Suspend] = []
+        self._fatal: WorkflowError | None = None
+        self.new_steps = 0
+
+    # --- the pass -------------------------------------------------------------------------
+
+    async def run(self) -> Outcome:
+        """Run ``run()`` once against the journal and say how it ended."""
+        self._root_task = asyncio.current_task()
+        step = WorkflowStep(self)
+        outcome: Outcome
+        try:
+            output = await self.workflow.run(self.event, step)
+        except Suspend:
+            outcome = self._suspended()
+        except Exception as exc:
+            outcome = Failed(ErrorInfo(error_name(exc), error_message(exc)))
+        else:
+            outcome = self._completed(output)
+        if self._fatal is not None:
+            outcome = Failed(ErrorInfo(type(self._fatal).__name__, str(self._fatal)))
+        await self._settle()
+        lost = any(s.reason == "lost" for s in self._suspensions)
+        if isinstance(outcome, Completed | Failed) and lost:
+            # The lease went to another runner meanwhile: the ending is not ours to write.
+            return Suspended("lost")
+        return outcome
+
+    def _completed(self, output: Any) -> Outcome:
+        leftovers = self._leftover_steps()
+        if leftovers:
+            return Failed(
+                ErrorInfo(
+                    UnawaitedStepError.__name__,
+                    f"run() returned while step(s) {', '.join(map(repr, leftovers))} were "
+                    "never awaited; await every step.do/sleep/wait_for_event (or pass them to "
+                    "asyncio.gather) so their results and errors are not lost (seed rule: "
+                    "always await your steps)",
+                )
+            )
+        try:
+            return Completed(codec.encode(output, what="workflow output"))
+        except WorkflowError as exc:
+            return Failed(ErrorInfo(type(exc).__name__, str(exc)))
+
+    def _suspended(self) -> Suspended:
+        for reason in CONTROL_REASONS:
+            if any(s.reason == reason for s in self._suspensions):
+                return Suspended(reason)
+        timers = [s for s in self._suspensions if s.wake_at is not None]
+        if not timers:  # a Suspend raised by user code directly; treat as a reload
+            return Suspended("reload")
+        first = min(timers, key=lambda s: s.wake_at or 0.0)
+        return Suspended(first.reason, first.wake_at)
+
+    def _leftover_steps(self) -> list[str]:
+        names = [name for name, _, _ in self._pending.values()]
+        names += list(self._running.values())
+        return names
+
+    async def _settle(self) -> None:
+        """Let steps still running finish (bounded), then cancel what is left."""
+        for _, wrapper, body in list(self._pending.values()):
+            wrapper.close()  # never started: nothing to wait for
+            body.close()
+
+        self._pending.clear()
+        tasks = [t for t in self._tasks if not t.done() and t is not self._root_task]
+        if tasks:
+            await asyncio.wait(tasks, timeout=self._settle_timeout)
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for task in self._tasks:
+            if task.done() and not task.cancelled():
+                task.exception()  # mark retrieved: errors were already handled in run()
+
+    # --- bookkeeping shared by all step kinds --------------------------------------------
+
+    def track(self, name: str, body: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
+        """Wrap a step body so steps never awaited, or still running, can be reported."""
+        token = object()
+        coro = self._guarded(token, name, body)
+        self._pending[id(token)] = (name, coro, body)
+        return coro
+
+    async def _guarded(self, token: object, name: str, body: Coroutine[Any, Any, T]) -> T:
+        self._pending.pop(id(token), None)
+        self._running[id(token)] = name
+        task = asyncio.current_task()
+        if task is not None and task is not self._root_task:
+            self._tasks.add(task)
+        try:
+            return await body
+        finally:
+            self._running.pop(id(token), None)
+
+    def _enter(self, name: str, kind: str) -> _Call:
+        """Give the call its occurrence count and position, and check it against the journal."""
+        scope = _SCOPE.get()
+        if scope is not None:
+            count = scope.counts[name] = scope.counts.get(name, 0) + 1
+            return _Call(name, count, step_key(name, count, scope.key), None, scope.key)
+        self._position += 1
+        position = self._position
+        count = self._counts[name] = self._counts.get(name, 0) + 1
+        key = step_key(name, count, None)
+        recorded = self.journal.by_position.get(position)
+        if recorded is not None and (recorded.name, recorded.call_kind) != (name, kind):
+            self._fail_fatal(
+                NonDeterminismError(
+                    f"replay of run() called step.{kind}({name!r}) as call #{position}, but "
+                    f"the journal recorded step.{recorded.call_kind}({recorded.name!r}) there. "
+                    "run() must make the same step calls in the same order on every replay: "
+                    "name steps deterministically and keep time, randomness and I/O inside "
+                    "step.do callbacks"
+                )
+            )
+        existing = self.journal.entries.get(key)
+        if existing is not None and existing.position not in (None, position):
+            self._fail_fatal(
+                NonDeterminismError(
+                    f"replay of run() called step.{kind}({name!r}) (occurrence {count}) as "
+                    f"call #{position}, but the journal recorded it as call "
+                    f"#{existing.position}; run() must call its steps in the same order on "
+                    "every replay"
+                )
+            )
+        return _Call(name, count, key, position, None)
+
+    def _fail_fatal(self, error: WorkflowError) -> None:
+        """A rule broken that no ``except`` in run() may hide: the instance errors."""
+        if self._fatal is None:
+            self._fatal = error
+        raise error
+
+    def _suspend(self, reason: str, wake_at: float | None = None) -> None:
+        signal = Suspend(reason, wake_at)
+        self._suspensions.append(signal)
+        raise signal
+
+    def _before_new_step(self, key: str) -> None:
+        """Checks before a step does new work: the step limit and control signals."""
+        if key not in self.journal.steps:
+            limit = self.workflow.max_steps
+            if len(self.journal.steps) >= limit:
+                self._fail_fatal(
+                    StepLimitExceeded(
+                        f"this instance reached its limit of {limit:,} steps; split the work "
+                        "across several instances, or raise max_steps on the workflow class "
+                        "(at most 25,000)"
+                    )
+                )
+        if self._check_signals is not None:
+            reason = self._check_signals()
+            if reason is not None:
+                self._suspend(reason)
+
+    def _write(self, entry: JournalEntry) -> JournalEntry:
+        winner = self._record(entry)
+        self.journal.add(winner)
+        if winner is entry:
+            self.new_steps += entry.kind in (EntryKind.STEP, EntryKind.SLEEP, EntryKind.WAIT)
+        return winner
+
+    def _now(self) -> float:
+        return self.clock.time()
+
+    # --- step.do --------------------------------------------------------------------------
+
+    async def do(self, name: str, config: StepConfig, callback: Callable[..., Any]) -> Any:
+        """The body of ``step.do``: replay the recorded outcome or run new attempts."""
+        call = self._enter(name, "do")
+        recorded = self.journal.entries.get(call.key)
+        if recorded is not None and recorded.kind is EntryKind.STEP:
+            return self._step_outcome(recorded, callback)
+        return await self._run_attempts(call, config, callback)
+
+    async def _run_attempts(
+        self, call: _Call, config: StepConfig, callback: Callable[..., Any]
+    ) -> Any:
+        failed = self.journal.attempts.get(call.key, [])
+        attempt = failed[-1].attempt + 1 if failed else 1
+        if failed:
+            last = failed[-1]
+            due = shifted(last.wake_at or last.at, last.at, self.pauses)
+            if self._now() < due:
+                self._suspend("retry", due)
+        self._before_new_step(call.key)
+        started_at = (failed[0].started_at if failed else None) or self._now()
+        args_for = wants_context(callback)
+        while True:
+            ctx = StepContext(StepIdentity(call.name, call.count), attempt, config.to_dict())
+            label = f"step {call.name!r} attempt {attempt}"
+            token = _SCOPE.set(_Scope(call.key))
+            try:
+                value = await call_with_timeout(
+                    callback, (ctx,) if args_for else (), config.timeout, label
+                )
+                result = codec.encode(value, what=f"result of step {call.name!r}")
+            except Exception as exc:
+                error = ErrorInfo(error_name(exc), error_message(exc))
+                if isinstance(exc, NonRetryableError) or attempt > config.retries.limit:
+                    final = call.entry(
+                        EntryKind.STEP,
+                        self._now(),
+                        started_at=started_at,
+                        error=error,
+                        attempt=attempt,
+                    )
+                    return self._step_outcome(self._write(final), callback)
+                retry_at = self._now() + config.retries.delay_before(attempt)
+                self._write(
+                    call.entry(
+                        EntryKind.ATTEMPT,
+                        self._now(),
+                        key=attempt_key(call.key, attempt),
+                        started_at=started_at,
+                        error=error,
+                        attempt=attempt,
+                        wake_at=retry_at,
+                    )
+                )
+                if retry_at > self._now():
+                    self._suspend("retry", retry_at)
+                attempt += 1
+                self._before_new_step(call.key)
+                continue
+            finally:
+                _SCOPE.reset(token)
+            entry = call.entry(
+                EntryKind.STEP, self._now(), started_at=started_at, result=result, attempt=attempt
+            )
+            return self._step_outcome(self._write(entry), callback)
+
+    def _step_outcome(self, entry: JournalEntry, callback: Callable[..., Any]) -> Any:
+        if entry.error is not None:
+            raise StepFailedError(entry.name, entry.error.name, entry.error.message, entry.attempt)
+        return codec.decode(entry.result, codec.return_type(callback))
+
+    # --- step.sleep / sleep_until ---------------------------------------------------------
+
+    async def sleep(self, name: str, seconds: float | None, until: float | None) -> None:
+        """The body of ``step.sleep`` / ``step.sleep_until``."""
+        call = self._enter(name, "sleep")
+        entry = self.journal.entries.get(call.key)
+        if entry is None:
+            self._before_new_step(call.key)
+            now = self._now()
+            wake_at = now + seconds if seconds is not None else float(until or now)
+            if wake_at - now > MAX_SLEEP_SECONDS:
+                raise InvalidStepError(
+                    f"step.sleep_until({name!r}) is more than 365 days ahead; chain several "
+                    "sleeps if you really need longer"
+                )
+            entry = self._write(call.entry(EntryKind.SLEEP, now, started_at=now, wake_at=wake_at))
+        due = shifted(entry.wake_at or entry.at, entry.at, self.pauses)
+        if self._now() < due:
+            self._suspend("sleep", due)
+
+    # --- step.wait_for_event --------------------------------------------------------------
+
+    async def wait_for_event(self, name: str, event_type: str, timeout: float) -> ReceivedEvent:
+        """The body of ``step.wait_for_event``."""
+        call = self._enter(name, "wait_for_event")
+        delivered = self.journal.entries.get(delivery_key(call.key))
+        if delivered is not None:
+            return self._delivery(delivered)
+        started = self.journal.entries.get(call.key)
+        if started is None:
+            self._before_new_step(call.key)
+        now = self._now()
+        began = started.at if started else now
+        event = self.journal.next_event(event_type)
+        if event is not None:
+            delivery = call.entry(
+                EntryKind.DELIVERY,
+                now,
+                key=delivery_key(call.key),
+                started_at=began,
+                event_type=event_type,
+                event_id=event.id,
+            )
+            return self._delivery(self._write(delivery))
+        if started is None:
+            started = self._write(
+                call.entry(
+                    EntryKind.WAIT,
+                    now,
+                    started_at=now,
+                    wake_at=now + timeout,
+                    event_type=event_type,
+                )
+            )
+        deadline = started.wake_at or now
+        if now < deadline:
+            self._suspend("event", deadline)
+        message = (
+            f"step.wait_for_event({name!r}) timed out: no {event_type!r} event arrived within "
+            "its timeout"
+        )
+        timeout_entry = call.entry(
+            EntryKind.DELIVERY,
+            now,
+            key=delivery_key(call.key),
+            started_at=began,
+            error=ErrorInfo(WorkflowTimeoutError.__name__, message),
+            event_type=event_type,
+        )
+        return self._delivery(self._write(timeout_entry))
+
+    def _delivery(self, entry: JournalEntry) -> ReceivedEvent:
+        if entry.error is not None:
+            raise WorkflowTimeoutError(entry.error.message)
+        event = self.journal.event(entry.event_id or "")
+        if event is None:  # another runner delivered an event this pass has not loaded yet
+            self._suspend("reload")
+        assert event is not None
+        return ReceivedEvent(
+            codec.decode(event.payload), event_timestamp(event.timestamp), event.type
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One step call as replay sees it: its identity in the journal."""
+
+    name: str
+    count: int
+    key: str
+    position: int | None
+    parent: str | None
+
+    def entry(
+        self, kind: EntryKind, at: float, key: str | None = None, **fields: Any
+    ) -> JournalEntry:
+        return JournalEntry(
+            key=key or self.key,
+            kind=kind,
+            name=self.name,
+            count=self.count,
+            at=at,
+            position=self.position,
+            parent=self.parent,
+            **fields,
+        )

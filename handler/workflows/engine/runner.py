@@ -1,0 +1,268 @@
+"""Advancing one instance: lease, load, replay, then persist what happened — with no I/O of
+its own beyond the ports.
+
+One call of :meth:`Runner.advance` is what one work-queue message triggers. It keeps replaying
+in the same invocation while that is useful (short retry delays, signals that arrived
+meanwhile) and stops when the instance finishes, suspends, or the invocation nears its end.
+
+No lost wake-up: every move of the instance out of the runner's hands (finish, wait, pause,
+yield) is a conditional update on the instance's ``version``. Any signal that arrived since the
+runner loaded (an event, pause, terminate, restart) bumped that version, so the update fails
+and the runner reloads and replays instead of going to sleep. Wake-ups are scheduled *before*
+the status write, so a crash in between leaves at worst a spurious wake-up, never a missing one.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import codec
+from .clock import Clock
+from .entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
+from .journal import Journal
+from .model import (
+    FINISHED,
+    ErrorInfo,
+    InstanceRecord,
+    InstanceRef,
+    InstanceStatus,
+    event_timestamp,
+)
+from .ports import InstanceState, InstanceStore, WakeUpScheduler, WorkQueue
+from .replay import Completed, Failed, Outcome, Replay, Suspended
+
+log = logging.getLogger("workflows.runner")
+
+StatusListener = Callable[[InstanceRecord], None]
+_RELEASE: dict[str, Any] = {"lease_owner": None, "lease_expires_at": None}
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerSettings:
+    """How the runner paces itself.
+
+    Attributes:
+        lease_seconds: how long a lease lasts before another runner may take over; a little
+            longer than the Lambda timeout.
+        inline_wait: waits up to this many seconds are slept in-process instead of ending the
+            invocation and scheduling a wake-up.
+        margin_seconds: stop (and re-enqueue) when less than this much invocation time is left.
+        signal_interval: look for pause/terminate/restart at most this often (seconds) while
+            steps run; 0 looks before every new step.
+        retention_seconds: how long a finished instance is kept before it expires (TTL).
+        max_passes: replay passes per invocation before yielding (a guard against loops).
+    """
+
+    lease_seconds: float = 960.0
+    inline_wait: float = 0.0
+    margin_seconds: float = 30.0
+    signal_interval: float = 0.0
+    retention_seconds: float = 30 * 86_400.0
+    max_passes: int = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class AdvanceResult:
+    """What one advance did: the status it left the instance in, and how many passes."""
+
+    status: InstanceStatus | None
+    passes: int = 0
+    skipped: bool = False
+
+
+class Runner:
+    """Drives instances forward. One instance per :meth:`advance` call."""
+
+    def __init__(
+        self,
+        workflows: Mapping[str, type[WorkflowEntrypoint]],
+        store: InstanceStore,
+        queue: WorkQueue,
+        scheduler: WakeUpScheduler,
+        clock: Clock,
+        settings: RunnerSettings | None = None,
+        *,
+        env: Callable[[], Env] | None = None,
+        on_status: StatusListener | None = None,
+    ) -> None:
+        self.workflows = workflows
+        self.store = store
+        self.queue = queue
+        self.scheduler = scheduler
+        self.clock = clock
+        self.settings = settings or RunnerSettings()
+        self._env = env or Env
+        self._on_status = on_status
+
+    async def advance(
+        self, ref: InstanceRef, remaining: Callable[[], float] | None = None
+    ) -> AdvanceResult:
+        """Advance ``ref`` as far as it goes in this invocation.
+
+        Args:
+            ref: the instance to advance.
+            remaining: seconds left in this invocation (Lambda's remaining time); None for
+                no limit.
+
+        Returns:
+            The status the instance was left in. ``skipped`` when another runner holds the
+            lease or nothing is runnable (that runner will see any new signal itself).
+        """
+        owner = uuid.uuid4().hex
+        now = self.clock.time()
+        leased = self.store.acquire_lease(ref, owner, now, now + self.settings.lease_seconds)
+        if leased is None:
+            return AdvanceResult(None, skipped=True)
+        self._notify(leased)
+        state = self.store.load(ref)
+        for passes in range(1, self.settings.max_passes + 1):
+            record = state.record
+            if record.lease_owner != owner:
+                return AdvanceResult(record.status, passes)  # our lease was taken over
+            patch = self._settled_patch(record)
+            if patch is None:
+                outcome = await self._replay(state, owner, remaining)
+                if isinstance(outcome, Suspended) and outcome.reason == "lost":
+                    return AdvanceResult(None, passes)
+                if self._should_wait_inline(outcome, remaining):
+                    assert isinstance(outcome, Suspended) and outcome.wake_at is not None
+                    await self.clock.sleep(outcome.wake_at - self.clock.time())
+                    state = self.store.load(ref)
+                    continue
+                patch = self._patch_for(outcome, record)
+                if patch is None:  # a control signal: reload and look again
+                    state = self.store.load(ref)
+                    continue
+            updated = self.store.update(ref, record.version, {**patch, **_RELEASE})
+            if updated is None:  # something arrived meanwhile: replay with it
+                state = self.store.load(ref)
+                continue
+            self._notify(updated)
+            return AdvanceResult(updated.status, passes)
+        self.queue.send(ref)
+        self.store.update(ref, state.record.version, _RELEASE)
+        return AdvanceResult(state.record.status, self.settings.max_passes)
+
+    # --- deciding -------------------------------------------------------------------------
+
+    def _settled_patch(self, record: InstanceRecord) -> dict[str, Any] | None:
+        """The patch for an instance that must not be replayed now, or None to replay."""
+        if record.status in FINISHED or record.status is InstanceStatus.PAUSED:
+            return {}
+        if record.status is InstanceStatus.WAITING_FOR_PAUSE:
+            return {"status": InstanceStatus.PAUSED, "paused_at": self.clock.time()}
+        return None
+
+    def _patch_for(self, outcome: Outcome, record: InstanceRecord) -> dict[str, Any] | None:
+        now = self.clock.time()
+        finished = {"finished_at": now, "expires_at": now + self.settings.retention_seconds}
+        if isinstance(outcome, Completed):
+            return {
+                "status": InstanceStatus.COMPLETE,
+                "output": outcome.output,
+                "error": None,
+                "wake_at": None,
+                **finished,
+            }
+        if isinstance(outcome, Failed):
+            return {
+                "status": InstanceStatus.ERRORED,
+                "error": outcome.error,
+                "wake_at": None,
+                **finished,
+            }
+        if outcome.reason == "pause":
+            return {"status": InstanceStatus.PAUSED, "paused_at": now}
+        if outcome.reason == "yield":
+            self.queue.send(record.ref)  # before letting go: a crash now costs a duplicate
+            return {"status": InstanceStatus.RUNNING}
+        if outcome.wake_at is not None:
+            self.scheduler.schedule(record.ref, outcome.wake_at, outcome.reason)
+            return {"status": InstanceStatus.WAITING, "wake_at": outcome.wake_at}
+        return None
+
+    def _should_wait_inline(self, outcome: Outcome, remaining: Callable[[], float] | None) -> bool:
+        if not isinstance(outcome, Suspended) or outcome.wake_at is None:
+            return False
+        if outcome.reason == "event":
+            return False  # an event arrives as a signal; its timeout is usually far away
+        delay = outcome.wake_at - self.clock.time()
+        if delay > self.settings.inline_wait:
+            return False
+        return remaining is None or remaining() - delay > self.settings.margin_seconds
+
+    # --- replaying ------------------------------------------------------------------------
+
+    async def _replay(
+        self, state: InstanceState, owner: str, remaining: Callable[[], float] | None
+    ) -> Outcome:
+        record = state.record
+        workflow_cls = self.workflows.get(record.workflow)
+        if workflow_cls is None:
+            return Failed(
+                ErrorInfo(
+                    "UnknownWorkflow",
+                    f"no workflow is registered as '{record.workflow}' in this runner; register "
+                    "it (WORKFLOWS=name=module:Class) and restart the instance",
+                )
+            )
+        try:
+            event = WorkflowEvent(
+                codec.decode(record.params), event_timestamp(record.created_at), record.id
+            )
+            workflow = workflow_cls(self._env())
+        except Exception as exc:
+            return Failed(ErrorInfo(type(exc).__name__, str(exc)))
+        replay = Replay(
+            workflow,
+            event,
+            Journal(state.entries, state.events),
+            lambda entry: self.store.record(record.ref, record.generation, entry),
+            self.clock,
+            pauses=record.pauses,
+            check_signals=self._signal_check(record, owner, remaining),
+            settle_timeout=self._settle_timeout(remaining),
+        )
+        outcome = await replay.run()
+        log.debug("replayed %s: %s (%d new steps)", record.ref, outcome, replay.new_steps)
+        return outcome
+
+    def _settle_timeout(self, remaining: Callable[[], float] | None) -> float:
+        if remaining is None:
+            return 600.0
+        return max(0.0, remaining() - self.settings.margin_seconds)
+
+    def _signal_check(
+        self, loaded: InstanceRecord, owner: str, remaining: Callable[[], float] | None
+    ) -> Callable[[], str | None]:
+        """Before each new step: out of time? paused, terminated, restarted, lease lost?"""
+        last_look = self.clock.time()
+
+        def check() -> str | None:
+            nonlocal last_look
+            if remaining is not None and remaining() < self.settings.margin_seconds:
+                return "yield"
+            now = self.clock.time()
+            if now - last_look < self.settings.signal_interval:
+                return None
+            last_look = now
+            current = self.store.renew_lease(loaded.ref, owner, now + self.settings.lease_seconds)
+            if current is None:
+                return "lost"
+            if current.generation != loaded.generation:
+                return "restart"
+            if current.status is InstanceStatus.TERMINATED:
+                return "terminate"
+            if current.status is InstanceStatus.WAITING_FOR_PAUSE:
+                return "pause"
+            return None
+
+        return check
+
+    def _notify(self, record: InstanceRecord) -> None:
+        if self._on_status is not None:
+            self._on_status(record)

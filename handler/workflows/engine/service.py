@@ -1,0 +1,329 @@
+"""The instance API as the engine implements it: create, status, pause, resume, terminate,
+restart, send_event, list — on the ports, with every input validated before anything is
+written.
+
+The Python client (``workflows.Workflow``), the HTTP API and the test kit are thin layers over
+:class:`InstanceService`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import codec
+from .clock import Clock
+from .errors import InvalidInput, InvalidTransition, UnknownWorkflow, WorkflowError
+from .limits import check_id, check_workflow_name
+from .model import (
+    FINISHED,
+    RUNNABLE,
+    EventRecord,
+    InstanceRecord,
+    InstanceRef,
+    InstanceStatus,
+    InstanceStatusView,
+)
+from .ports import InstancePage, InstanceStore, WakeUpScheduler, WorkQueue
+from .timeline import build_timeline
+
+MAX_BATCH = 100
+_EVENT_SEQ = itertools.count()
+
+
+@dataclass(frozen=True, slots=True)
+class NewInstance:
+    """One validated instance to create."""
+
+    id: str
+    params: str  # encoded JSON
+
+
+@dataclass(slots=True)
+class BatchResult:
+    """What ``create_batch`` did: ids created, and one error per item not created."""
+
+    created: list[str] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"created": list(self.created), "errors": list(self.errors)}
+
+
+class InstanceService:
+    """Creates and controls instances of the registered workflows."""
+
+    def __init__(
+        self,
+        workflows: Collection[str],
+        store: InstanceStore,
+        queue: WorkQueue,
+        scheduler: WakeUpScheduler,
+        clock: Clock,
+        *,
+        retention_seconds: float = 30 * 86_400.0,
+    ) -> None:
+        self.retention_seconds = retention_seconds
+        self.workflows = workflows
+        self.store = store
+        self.queue = queue
+        self.scheduler = scheduler
+        self.clock = clock
+
+    # --- creating -------------------------------------------------------------------------
+
+    def check_workflow(self, workflow: str) -> str:
+        """The workflow name, or UnknownWorkflow listing the registered ones."""
+        check_workflow_name(workflow)
+        if workflow not in self.workflows:
+            raise UnknownWorkflow(
+                f"no workflow is registered as {workflow!r}; registered: "
+                f"{', '.join(sorted(self.workflows)) or 'none'}"
+            )
+        return workflow
+
+    def validate_new(self, id: str | None = None, params: Any = None) -> NewInstance:
+        """Check an id (or generate one) and encode params (≤ 1 MiB). Writes nothing."""
+        instance_id = str(uuid.uuid4()) if id is None else check_id(id)
+        try:
+            encoded = codec.encode(params, what="params")
+        except WorkflowError as exc:
+            raise InvalidInput(str(exc)) from None
+        return NewInstance(instance_id, encoded)
+
+    def create(self, workflow: str, id: str | None = None, params: Any = None) -> InstanceRecord:
+        """Create an instance and post its first wake-up. Duplicate id → InstanceAlreadyExists."""
+        self.check_workflow(workflow)
+        new = self.validate_new(id, params)
+        record = self._new_record(workflow, new)
+        self.store.create(record)
+        self.queue.send(record.ref)
+        return record
+
+    def create_batch(self, workflow: str, items: Sequence[Mapping[str, Any]]) -> BatchResult:
+        """Create up to 100 instances; ids that already exist are skipped and reported.
+
+        Idempotent: sending the same batch twice creates nothing the second time.
+        """
+        self.check_workflow(workflow)
+        if not isinstance(items, Sequence) or isinstance(items, str | bytes):
+            raise InvalidInput("create_batch takes a list of {id?, params?} items")
+        if len(items) > MAX_BATCH:
+            raise InvalidInput(
+                f"a batch holds at most {MAX_BATCH} instances, got {len(items)}; split it"
+            )
+        new: list[NewInstance] = []
+        seen: set[str] = set()
+        for index, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise InvalidInput(f"batch item {index} must be an object with id and params")
+            unknown = set(item) - {"id", "instance_id", "params"}
+            if unknown:
+                raise InvalidInput(f"batch item {index} has unknown key(s) {sorted(unknown)}")
+            try:
+                one = self.validate_new(item.get("id", item.get("instance_id")), item.get("params"))
+            except InvalidInput as exc:
+                raise InvalidInput(f"batch item {index}: {exc}") from None
+            if one.id in seen:
+                raise InvalidInput(f"batch item {index}: id {one.id!r} appears twice in the batch")
+            seen.add(one.id)
+            new.append(one)
+        written = self.store.create_many([self._new_record(workflow, n) for n in new])
+        existing = set(written.existing)
+        result = BatchResult(created=list(written.created))
+        for index, one in enumerate(new):
+            if one.id in existing:
+                result.errors.append(
+                    {
+                        "index": index,
+                        "id": one.id,
+                        "code": "instance_exists",
+                        "message": f"instance {one.id!r} already exists; it was not created again",
+                    }
+                )
+        self.queue.send_many([InstanceRef(workflow, i) for i in written.created])
+        return result
+
+    def _new_record(self, workflow: str, new: NewInstance) -> InstanceRecord:
+        now = self.clock.time()
+        return InstanceRecord(
+            workflow=workflow,
+            id=new.id,
+            status=InstanceStatus.QUEUED,
+            params=new.params,
+            created_at=now,
+            updated_at=now,
+        )
+
+    # --- reading --------------------------------------------------------------------------
+
+    def status(self, ref: InstanceRef) -> InstanceStatusView:
+        """Status, output, error and step timeline of an instance."""
+        state = self.store.load(ref)
+        record = state.record
+        return InstanceStatusView(
+            id=record.id,
+            workflow=record.workflow,
+            status=record.status,
+            output=codec.decode(record.output) if record.output is not None else None,
+            error=record.error,
+            steps=build_timeline(state.entries, self.clock.time(), record.pauses),
+            created_at=record.created_at,
+            finished_at=record.finished_at,
+            wake_at=record.wake_at,
+        )
+
+    def list(
+        self,
+        workflow: str,
+        status: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> InstancePage:
+        """A page of a workflow's instances, newest first."""
+        self.check_workflow(workflow)
+        wanted = None
+        if status is not None:
+            try:
+                wanted = InstanceStatus(status)
+            except ValueError:
+                raise InvalidInput(
+                    f"unknown status {status!r}; use one of "
+                    f"{', '.join(s.value for s in InstanceStatus)}"
+                ) from None
+        if not 1 <= limit <= 1000:
+            raise InvalidInput("limit must be between 1 and 1000")
+        return self.store.list_instances(workflow, wanted, cursor, limit)
+
+    # --- controlling ----------------------------------------------------------------------
+
+    def pause(self, ref: InstanceRef) -> InstanceRecord:
+        """Pause: at once if nothing runs, else when the running step finishes."""
+
+        def decide(record: InstanceRecord) -> dict[str, Any] | None:
+            if record.status in FINISHED:
+                raise self._finished(record, "paused")
+            if record.status in (InstanceStatus.PAUSED, InstanceStatus.WAITING_FOR_PAUSE):
+                return None
+            if record.lease_owner and (record.lease_expires_at or 0.0) > self.clock.time():
+                return {"status": InstanceStatus.WAITING_FOR_PAUSE}
+            return {"status": InstanceStatus.PAUSED, "paused_at": self.clock.time()}
+
+        return self._change(ref, decide)
+
+    def resume(self, ref: InstanceRef) -> InstanceRecord:
+        """Resume a paused instance; its pending sleeps and retry delays move by the pause."""
+        resumed = False
+
+        def decide(record: InstanceRecord) -> dict[str, Any] | None:
+            nonlocal resumed
+            if record.status is InstanceStatus.WAITING_FOR_PAUSE:
+                return {"status": InstanceStatus.RUNNING}
+            if record.status is not InstanceStatus.PAUSED:
+                if record.status in FINISHED:
+                    raise self._finished(record, "resumed")
+                return None
+            now = self.clock.time()
+            resumed = True
+            pauses = (*record.pauses, (record.paused_at or now, now))
+            return {"status": InstanceStatus.QUEUED, "paused_at": None, "pauses": pauses}
+
+        record = self._change(ref, decide)
+        if resumed:
+            self.queue.send(ref)
+        return record
+
+    def terminate(self, ref: InstanceRef) -> InstanceRecord:
+        """Stop the instance for good. A finished instance → InvalidTransition."""
+
+        def decide(record: InstanceRecord) -> dict[str, Any] | None:
+            if record.status in FINISHED:
+                raise self._finished(record, "terminated")
+            now = self.clock.time()
+            return {
+                "status": InstanceStatus.TERMINATED,
+                "finished_at": now,
+                "expires_at": now + self.retention_seconds,
+                "wake_at": None,
+                "paused_at": None,
+            }
+
+        record = self._change(ref, decide)
+        self.scheduler.cancel(ref)
+        return record
+
+    def restart(self, ref: InstanceRef) -> InstanceRecord:
+        """Run the instance again from the top, with the same id and params (new generation)."""
+
+        def decide(record: InstanceRecord) -> dict[str, Any] | None:
+            return {
+                "generation": record.generation + 1,
+                "status": InstanceStatus.QUEUED,
+                "output": None,
+                "error": None,
+                "finished_at": None,
+                "expires_at": None,
+                "wake_at": None,
+                "paused_at": None,
+                "pauses": (),
+            }
+
+        record = self._change(ref, decide)
+        self.scheduler.cancel(ref)
+        self.queue.send(ref)
+        return record
+
+    def send_event(self, ref: InstanceRef, type: str, payload: Any = None) -> EventRecord:
+        """Deliver an event to the instance's next ``wait_for_event(type=...)``.
+
+        Buffered if no wait is pending. Finished instance → InvalidTransition.
+        """
+        check_id(type, what="event type")
+        try:
+            encoded = codec.encode(payload, what="event payload")
+        except WorkflowError as exc:
+            raise InvalidInput(str(exc)) from None
+        current = self.store.get(ref)
+        if current.status in FINISHED:
+            raise self._finished(current, "sent events")
+        now = self.clock.time()
+        event = EventRecord(
+            id=f"{int(now * 1000):015d}-{next(_EVENT_SEQ):09d}-{uuid.uuid4().hex[:8]}",
+            type=type,
+            payload=encoded,
+            timestamp=now,
+            generation=current.generation,
+        )
+        after = self.store.add_event(ref, event)
+        self._wake_if_idle(after)
+        return event
+
+    def _change(self, ref: InstanceRef, decide: Any) -> InstanceRecord:
+        """Read, decide, write only if nobody wrote in between; retry on a race."""
+        for _ in range(20):
+            record = self.store.get(ref)
+            patch = decide(record)
+            if patch is None:
+                return record
+            updated = self.store.update(
+                ref, record.version, {**patch, "updated_at": self.clock.time()}
+            )
+            if updated is not None:
+                return updated
+        raise WorkflowError(f"instance {ref} is changing too fast; try again")
+
+    def _wake_if_idle(self, record: InstanceRecord) -> None:
+        """Post a wake-up unless a runner holds the lease (it will see the new version)."""
+        leased = record.lease_owner and (record.lease_expires_at or 0.0) > self.clock.time()
+        if record.status in RUNNABLE and not leased:
+            self.queue.send(record.ref)
+
+    @staticmethod
+    def _finished(record: InstanceRecord, action: str) -> InvalidTransition:
+        return InvalidTransition(
+            f"instance '{record.id}' is already {record.status}; finished instances cannot be "
+            f"{action} (restart it to run it again)"
+        )

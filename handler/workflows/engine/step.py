@@ -1,0 +1,148 @@
+"""``step`` — what ``run()`` receives: ``do``, ``sleep``, ``sleep_until``, ``wait_for_event``.
+
+This module validates the call (name, config, durations) at once, synchronously, so a bad call
+fails where it is written; :mod:`workflows.engine.replay` does the work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from .config import StepConfig, parse_config
+from .durations import MAX_SLEEP_SECONDS, Duration, format_duration, parse_duration
+from .errors import InvalidStepError
+from .limits import check_event_type, check_step_name
+from .model import ReceivedEvent
+
+if TYPE_CHECKING:
+    from .replay import Replay
+
+T = TypeVar("T")
+
+MIN_WAIT_TIMEOUT = 1.0
+DEFAULT_WAIT_TIMEOUT = "24 hours"
+
+
+@dataclass(frozen=True, slots=True)
+class StepIdentity:
+    """``ctx.step``: the step's ``name`` and its 1-based occurrence ``count``."""
+
+    name: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepContext:
+    """What a ``step.do`` callback may take as its one argument."""
+
+    step: StepIdentity
+    attempt: int
+    config: dict[str, Any]
+
+
+Callback = Callable[[], T | Awaitable[T]] | Callable[[StepContext], T | Awaitable[T]]
+
+
+class WorkflowStep:
+    """The step API handed to ``run()``. Every method must be awaited (or gathered)."""
+
+    __slots__ = ("_replay",)
+
+    def __init__(self, replay: Replay) -> None:
+        self._replay = replay
+
+    @overload
+    def do(self, name: str, callback: Callback[T], /) -> Coroutine[Any, Any, T]: ...
+
+    @overload
+    def do(
+        self, name: str, config: Mapping[str, Any] | StepConfig | None, callback: Callback[T], /
+    ) -> Coroutine[Any, Any, T]: ...
+
+    def do(self, name: str, *args: Any) -> Coroutine[Any, Any, Any]:
+        """Run ``callback`` as a durable step and return its (decoded) result.
+
+        Call as ``step.do(name, callback)`` or ``step.do(name, config, callback)``. Once the
+        step has recorded a result, replays return that result without calling ``callback``.
+
+        Raises:
+            StepFailedError: the step failed for good (retries exhausted, NonRetryableError).
+            InvalidStepError: bad name or config.
+        """
+        check_step_name(name)
+        if len(args) == 1:
+            config, callback = None, args[0]
+        elif len(args) == 2:
+            config, callback = args
+        else:
+            raise InvalidStepError(
+                f"step.do({name!r}, ...) takes a callback, or a config and a callback; got "
+                f"{len(args)} extra argument(s)"
+            )
+        if not callable(callback):
+            raise InvalidStepError(
+                f"step.do({name!r}, ...): the last argument must be a callable, not "
+                f"{type(callback).__name__}"
+            )
+        return self._replay.track(name, self._replay.do(name, parse_config(config), callback))
+
+    def sleep(self, name: str, duration: Duration) -> Coroutine[Any, Any, None]:
+        """Sleep durably for ``duration`` (``"3 hours"``, a timedelta, or seconds; ≤ 365 days).
+
+        The instance holds no compute while it sleeps: the invocation ends and a wake-up is
+        scheduled.
+        """
+        check_step_name(name)
+        seconds = parse_duration(duration, what=f"duration of step.sleep({name!r})")
+        _check_sleep_length(name, seconds)
+        return self._replay.track(name, self._replay.sleep(name, seconds, None))
+
+    def sleep_until(self, name: str, when: datetime | float | int) -> Coroutine[Any, Any, None]:
+        """Sleep durably until ``when`` (an aware datetime or epoch seconds; ≤ 365 days ahead)."""
+        check_step_name(name)
+        if isinstance(when, datetime):
+            if when.tzinfo is None:
+                raise InvalidStepError(
+                    f"step.sleep_until({name!r}, ...) needs an aware datetime (with tzinfo, "
+                    "e.g. datetime.now(UTC)); a naive datetime is ambiguous"
+                )
+            at = when.timestamp()
+        elif isinstance(when, int | float) and not isinstance(when, bool):
+            at = float(when)
+        else:
+            raise InvalidStepError(
+                f"step.sleep_until({name!r}, ...) takes an aware datetime or epoch seconds, "
+                f"not {type(when).__name__}"
+            )
+        return self._replay.track(name, self._replay.sleep(name, None, at))
+
+    def wait_for_event(
+        self, name: str, *, type: str, timeout: Duration = DEFAULT_WAIT_TIMEOUT
+    ) -> Coroutine[Any, Any, ReceivedEvent]:
+        """Wait for an event of ``type``; return ``{payload, timestamp, type}``.
+
+        Events sent before the wait starts are buffered per type and delivered in order.
+
+        Raises:
+            WorkflowTimeoutError: no event arrived within ``timeout`` (1 second to 365 days).
+        """
+        check_step_name(name)
+        check_event_type(type)
+        seconds = parse_duration(timeout, what=f"timeout of step.wait_for_event({name!r})")
+        if not MIN_WAIT_TIMEOUT <= seconds <= MAX_SLEEP_SECONDS:
+            raise InvalidStepError(
+                f"step.wait_for_event({name!r}) timeout must be between 1 second and 365 days, "
+                f"got {format_duration(seconds)}"
+            )
+        return self._replay.track(name, self._replay.wait_for_event(name, type, seconds))
+
+
+def _check_sleep_length(name: str, seconds: float) -> None:
+    if seconds > MAX_SLEEP_SECONDS:
+        raise InvalidStepError(
+            f"step.sleep({name!r}) of {format_duration(seconds)} is longer than the 365-day "
+            "limit; chain several sleeps if you really need longer"
+        )

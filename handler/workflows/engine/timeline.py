@@ -1,0 +1,48 @@
+"""The step timeline shown by ``status()``: one row per step, built from the journal."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from . import codec
+from .journal import base_key, shifted
+from .model import EntryKind, JournalEntry, StepInfo
+
+_TYPES = {"do": "do", "sleep": "sleep", "wait_for_event": "waitForEvent"}
+
+
+def build_timeline(
+    entries: Iterable[JournalEntry], now: float, pauses: Sequence[tuple[float, float]] = ()
+) -> list[StepInfo]:
+    """Rows in the order steps were first recorded."""
+    groups: dict[str, list[JournalEntry]] = {}
+    for entry in sorted(entries, key=lambda e: (e.at, e.key)):
+        groups.setdefault(base_key(entry), []).append(entry)
+    return [_row(group, now, pauses) for group in groups.values()]
+
+
+def _row(group: list[JournalEntry], now: float, pauses: Sequence[tuple[float, float]]) -> StepInfo:
+    first, last = group[0], group[-1]
+    kind = _TYPES[first.call_kind]
+    start = first.started_at or first.at
+
+    def row(status: str, attempts: int, end: float | None, output: Any = None) -> StepInfo:
+        error = last.error if status != "complete" or kind == "waitForEvent" else None
+        return StepInfo(
+            first.name, first.count, kind, status, attempts, start, end, output, error, first.parent
+        )
+
+    if kind == "do":
+        attempts = max(e.attempt for e in group)
+        if last.kind is EntryKind.STEP:
+            if last.error:
+                return row("errored", attempts, last.at)
+            return row("complete", attempts, last.at, codec.decode(last.result))
+        return row("retrying", attempts, None)
+    if kind == "sleep":
+        due = shifted(first.wake_at or first.at, first.at, pauses)
+        return row("complete" if now >= due else "waiting", 1, due)
+    if last.kind is EntryKind.DELIVERY:
+        return row("errored" if last.error else "complete", 1, last.at)
+    return row("waiting", 1, None)
