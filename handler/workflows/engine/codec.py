@@ -73,12 +73,27 @@ def return_type(callback: Any) -> Any:
     """The declared return type of a callback worth validating into, or None.
 
     Plain JSON-ish annotations (``Any``, ``dict``, ``None``...) give None: the decoded JSON is
-    returned as is, which is cheaper on replay.
+    returned as is, which is cheaper on replay. Resolved once per function body and annotation.
     """
     annotations = getattr(callback, "__annotations__", None)
     if not annotations or "return" not in annotations:
         return None
     hint = annotations["return"]
+    key = (getattr(callback, "__code__", None), hint if isinstance(hint, str) else id(hint))
+    try:
+        return _RESOLVED[key]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable annotation: resolve without caching
+        return _resolve(callback, hint)
+    resolved = _RESOLVED[key] = _resolve(callback, hint)
+    return resolved
+
+
+_RESOLVED: dict[tuple[Any, Any], Any] = {}
+
+
+def _resolve(callback: Any, hint: Any) -> Any:
     if isinstance(hint, str):
         try:
             hint = typing.get_type_hints(callback).get("return")
@@ -93,8 +108,7 @@ def return_type(callback: Any) -> Any:
     if _is_pydantic_or_dataclass(hint):
         return hint
     # Containers of models (list[User]) and unions are validated too; plain generics are not.
-    args = typing.get_args(hint)
-    if any(_is_pydantic_or_dataclass(a) for a in args):
+    if any(_is_pydantic_or_dataclass(a) for a in typing.get_args(hint)):
         return hint
     return None
 

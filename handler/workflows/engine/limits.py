@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
 
 from .errors import InvalidInput, InvalidStepError
@@ -12,6 +11,7 @@ MAX_STEP_NAME = 256
 MAX_ID = 100
 MAX_WORKFLOW_NAME = 64
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9\-_]*$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # exactly Unicode category Cc
 
 
 def check_step_name(name: Any) -> str:
@@ -28,7 +28,7 @@ def check_step_name(name: Any) -> str:
             f"step name is {len(name)} characters, over the {MAX_STEP_NAME}-character limit: "
             f"{name[:40]!r}..."
         )
-    if any(unicodedata.category(ch) == "Cc" for ch in name):
+    if _CONTROL.search(name):
         raise InvalidStepError(f"step name {name!r} contains control characters; remove them")
     return name
 

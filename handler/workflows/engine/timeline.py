@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import codec
-from .journal import base_key, shifted
+from .journal import NEST, base_key, shifted
 from .model import EntryKind, JournalEntry, StepInfo
 
 _TYPES = {"do": "do", "sleep": "sleep", "wait_for_event": "waitForEvent"}
@@ -15,11 +15,19 @@ _TYPES = {"do": "do", "sleep": "sleep", "wait_for_event": "waitForEvent"}
 def build_timeline(
     entries: Iterable[JournalEntry], now: float, pauses: Sequence[tuple[float, float]] = ()
 ) -> list[StepInfo]:
-    """Rows in the order steps were first recorded."""
+    """Rows in the order ``run()`` called the steps; nested steps follow their root step."""
     groups: dict[str, list[JournalEntry]] = {}
     for entry in sorted(entries, key=lambda e: (e.at, e.key)):
         groups.setdefault(base_key(entry), []).append(entry)
-    return [_row(group, now, pauses) for group in groups.values()]
+    positions = {key: group[0].position for key, group in groups.items()}
+
+    def order(item: tuple[str, list[JournalEntry]]) -> tuple[float, int, float]:
+        key, group = item
+        root = positions.get(key.split(NEST, 1)[0])
+        nested = 0 if group[0].position is not None else 1
+        return (float("inf") if root is None else root, nested, group[0].at)
+
+    return [_row(group, now, pauses) for _, group in sorted(groups.items(), key=order)]
 
 
 def _row(group: list[JournalEntry], now: float, pauses: Sequence[tuple[float, float]]) -> StepInfo:

@@ -1,0 +1,128 @@
+"""pause / resume / terminate / restart with Cloudflare's semantics."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from workflows import InvalidTransition, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from workflows.testing import WorkflowTestEnv
+
+ran: Counter[str] = Counter()
+ENVS: dict[str, WorkflowTestEnv] = {}
+
+
+class PausesItself(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        def first() -> str:
+            ran["first"] += 1
+            # A pause requested while this step runs takes effect when it finishes.
+            ENVS["env"].get("p", event.instance_id).pause()
+            return "first done"
+
+        def second() -> str:
+            ran["second"] += 1
+            return "second done"
+
+        a = await step.do("first", first)
+        b = await step.do("second", second)
+        return [a, b]
+
+
+def test_pause_stops_at_the_next_step_boundary_and_resume_continues() -> None:
+    ran.clear()
+    env = ENVS["env"] = WorkflowTestEnv({"p": PausesItself})
+    inst = env.create("p", id="p")
+    env.run_until_idle()
+    # the running step finished and was recorded; the next one did not start
+    assert inst.status().status == "paused"
+    assert ran == Counter(first=1)
+    assert [s.name for s in inst.status().steps] == ["first"]
+    inst.resume()
+    env.run_until_idle()
+    assert inst.status().status == "complete"
+    assert inst.status().output == ["first done", "second done"]
+    assert ran == Counter(first=1, second=1)
+
+
+class SleepsAnHour(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        await step.sleep("nap", "1 hour")
+        return await step.do("after", lambda: "awake")
+
+
+def test_resume_shifts_a_pending_sleep_by_the_time_spent_paused() -> None:
+    env = WorkflowTestEnv({"s": SleepsAnHour})
+    start = env.clock.time()
+    inst = env.create("s", id="s")
+    env.run_once("s", "s")  # starts the 1 hour sleep
+    env.clock.advance("30 minutes")
+    inst.pause()
+    assert inst.status().status == "paused"
+    env.clock.advance("2 hours")  # paused for 2 hours; the original wake-up comes and goes
+    env.run_until_idle()
+    assert inst.status().status == "paused"
+    inst.resume()
+    env.run_until_idle()
+    status = inst.status()
+    assert status.status == "complete"
+    nap, after = status.steps
+    assert nap.end == start + 3 * 3600  # 1 hour of sleep + 2 hours paused
+    assert after.start is not None and after.start >= start + 3 * 3600
+
+
+def test_terminate_stops_the_instance_and_cancels_its_wake_up() -> None:
+    env = WorkflowTestEnv({"s": SleepsAnHour})
+    inst = env.create("s", id="s")
+    env.run_once("s", "s")
+    assert env.scheduler.pending()
+    inst.terminate()
+    assert env.scheduler.pending() == []
+    env.clock.advance("2 hours")
+    env.run_until_idle()
+    assert inst.status().status == "terminated"
+    assert [s.name for s in inst.status().steps] == ["nap"]
+
+
+def test_terminating_a_finished_instance_is_a_clear_error() -> None:
+    env = WorkflowTestEnv({"s": SleepsAnHour})
+    inst = env.create("s", id="s")
+    env.run_until_idle()
+    with pytest.raises(InvalidTransition, match="already complete"):
+        inst.terminate()
+    with pytest.raises(InvalidTransition, match="already complete"):
+        inst.send_event(type="late", payload=1)
+
+
+class CountsRuns(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        def once() -> int:
+            ran["restartable"] += 1
+            return ran["restartable"]
+
+        return await step.do("count", once)
+
+
+def test_restart_reruns_from_the_top() -> None:
+    ran.clear()
+    env = WorkflowTestEnv({"c": CountsRuns})
+    inst = env.create("c", id="c", params={"same": "params"})
+    env.run_until_idle()
+    assert inst.status().output == 1
+    inst.restart()
+    assert inst.status().status == "queued"
+    env.run_until_idle()
+    assert inst.status().status == "complete"
+    assert inst.status().output == 2  # the step ran again: a fresh journal
+
+
+def test_pause_then_terminate_while_paused() -> None:
+    env = WorkflowTestEnv({"s": SleepsAnHour})
+    inst = env.create("s", id="s")
+    env.run_once("s", "s")
+    inst.pause()
+    inst.terminate()
+    env.run_until_idle()
+    assert inst.status().status == "terminated"
