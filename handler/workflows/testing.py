@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -35,7 +36,14 @@ from .engine.model import InstanceRef, InstanceStatusView, JournalEntry
 from .engine.runner import Runner, RunnerSettings
 from .engine.service import BatchResult, InstanceService
 
-__all__ = ["Crash", "TestInstance", "TestWorkflow", "VirtualClock", "WorkflowTestEnv"]
+__all__ = [
+    "Crash",
+    "TestInstance",
+    "TestWorkflow",
+    "VirtualClock",
+    "WakeUp",
+    "WorkflowTestEnv",
+]
 
 T = TypeVar("T")
 DEFAULT_START = datetime.fromisoformat("2025-01-01T00:00:00+00:00")
@@ -143,15 +151,27 @@ class TestWorkflow:
         return self._env.get(self.name, id)
 
 
+@dataclass(frozen=True)
+class WakeUp:
+    """A pending wake-up: when, which instance, and why (sleep, retry, event timeout...)."""
+
+    at: float
+    ref: InstanceRef
+    reason: str
+
+
 class WorkflowTestEnv:
-    """The real engine on an in-memory store with a virtual clock.
+    """The real engine with a virtual clock, on an in-memory store or on moto.
 
     Args:
         workflows: workflow name → ``WorkflowEntrypoint`` subclass.
         env: values readable as ``self.env.NAME`` in workflows.
         start: where the virtual clock starts (default 2025-01-01T00:00:00Z).
         settings: runner settings (lease length, in-process waits...).
-        backend: ``"memory"`` (the default).
+        backend: ``"memory"`` (default: fast, no AWS) or ``"aws"``: the real DynamoDB, SQS and
+            EventBridge Scheduler adapters and the real RunnerFunction handler on moto
+            (needs the dev extra); schedules are fired by the env, as moto never fires them.
+            Call :meth:`close` (or use the env as a context manager) when done.
     """
 
     __test__ = False
@@ -165,17 +185,34 @@ class WorkflowTestEnv:
         settings: RunnerSettings | None = None,
         backend: str = "memory",
     ) -> None:
-        if backend != "memory":
-            raise ValueError(f"unknown backend {backend!r}; use 'memory'")
+        if backend not in ("memory", "aws"):
+            raise ValueError(f"unknown backend {backend!r}; use 'memory' or 'aws'")
+        self.backend = backend
         self.workflows = dict(workflows)
         self.clock = VirtualClock(start)
+        self.invocations = 0
+        self.crashes = 0
+        values = dict(env or {})
+        self.aws: Any = None
+        if backend == "aws":
+            from .local.aws import TEST_RUNNER, LocalAws
+
+            self.aws = LocalAws(
+                self.workflows,
+                self.clock,
+                runner_settings=settings or TEST_RUNNER,
+                env_values=values,
+            )
+            self.store: Any = self.aws.runtime.store
+            self.service: InstanceService = self.aws.runtime.service
+            self.runner: Runner = self.aws.runtime.runner
+            return
         self.store = MemoryStore()
         self.queue = MemoryQueue(self.clock)
         self.scheduler = MemoryScheduler()
         self.service = InstanceService(
             self.workflows, self.store, self.queue, self.scheduler, self.clock
         )
-        values = dict(env or {})
         self.runner = Runner(
             self.workflows,
             self.store,
@@ -185,8 +222,18 @@ class WorkflowTestEnv:
             settings,
             env=lambda: Env(values, self.workflow),
         )
-        self.invocations = 0
-        self.crashes = 0
+
+    def close(self) -> None:
+        """Release the embedded AWS (aws backend); harmless otherwise."""
+        if self.aws is not None:
+            self.aws.close()
+            self.aws = None
+
+    def __enter__(self) -> WorkflowTestEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # --- the client side ------------------------------------------------------------------
 
@@ -212,23 +259,24 @@ class WorkflowTestEnv:
 
     # --- driving --------------------------------------------------------------------------
 
+    def pending_wake_ups(self) -> list[WakeUp]:
+        """Scheduled wake-ups not yet fired, earliest first."""
+        if self.aws is not None:
+            return [WakeUp(s.at, s.ref, s.reason) for s in self.aws.schedules()]
+        return [WakeUp(w.at, w.ref, w.reason) for w in self.scheduler.pending()]
+
     def run_until_idle(self, max_invocations: int = 100_000) -> None:
         """Run everything runnable, skipping virtual time over sleeps and retry delays.
 
         Returns when every instance is finished, paused, or waiting for an event.
         """
         for _ in range(max_invocations):
-            ref = self.queue.receive()
-            if ref is not None:
-                self._invoke(ref)
+            if self._deliver_one():
                 continue
-            for wake_up in self.scheduler.pop_due(self.clock.time()):
-                self.queue.send(wake_up.ref)
-            if len(self.queue) and self.queue.next_visible_at() <= self.clock.time():  # type: ignore[operator]
+            if self._fire_due():
                 continue
-            upcoming = [w.at for w in self.scheduler.pending() if w.reason != "event"]
-            visible_at = self.queue.next_visible_at()
-            if visible_at is not None:
+            upcoming = [w.at for w in self.pending_wake_ups() if w.reason != "event"]
+            if self.aws is None and (visible_at := self.queue.next_visible_at()) is not None:
                 upcoming.append(visible_at)
             if not upcoming:
                 return
@@ -240,7 +288,46 @@ class WorkflowTestEnv:
 
     def run_once(self, workflow: str, id: str) -> None:
         """Deliver one wake-up to one instance, as one runner invocation."""
-        self._invoke(InstanceRef(workflow, id))
+        ref = InstanceRef(workflow, id)
+        if self.aws is not None:
+            self.aws.send(ref)
+            self._deliver_one()
+        else:
+            self._invoke(ref)
+
+    def _deliver_one(self) -> bool:
+        if self.aws is not None:
+            messages = self.aws.receive(max_messages=1)
+            if not messages:
+                return False
+            self.invocations += 1
+            try:
+                self.aws.invoke_runner(messages)
+            except Crash:
+                from .aws.sqs import parse_work_message
+
+                self.crashes += 1
+                for message in messages:
+                    self.store.break_lease(parse_work_message(message["Body"]))
+                self.aws.redeliver(messages)
+            return True
+        ref = self.queue.receive()
+        if ref is None:
+            return False
+        self._invoke(ref)
+        return True
+
+    def _fire_due(self) -> bool:
+        if self.aws is not None:
+            return bool(self.aws.fire_due_schedules())
+        due = self.scheduler.pop_due(self.clock.time())
+        for wake_up in due:
+            self.queue.send(wake_up.ref)
+        return bool(due) or bool(len(self.queue) and self._queue_visible())
+
+    def _queue_visible(self) -> bool:
+        visible_at = self.queue.next_visible_at()
+        return visible_at is not None and visible_at <= self.clock.time()
 
     def _invoke(self, ref: InstanceRef) -> None:
         self.invocations += 1

@@ -77,9 +77,9 @@ def test_terminate_stops_the_instance_and_cancels_its_wake_up() -> None:
     env = WorkflowTestEnv({"s": SleepsAnHour})
     inst = env.create("s", id="s")
     env.run_once("s", "s")
-    assert env.scheduler.pending()
+    assert env.pending_wake_ups()
     inst.terminate()
-    assert env.scheduler.pending() == []
+    assert env.pending_wake_ups() == []
     env.clock.advance("2 hours")
     env.run_until_idle()
     assert inst.status().status == "terminated"

@@ -38,7 +38,7 @@ def test_a_sleeping_instance_is_waiting_with_a_scheduled_wake_up() -> None:
     inst = env.create("s", id="s")
     env.run_once("s", "s")
     assert inst.status().status == "waiting"
-    [wake_up] = env.scheduler.pending()
+    [wake_up] = env.pending_wake_ups()
     assert wake_up.at == env.clock.time() + 3 * 3600
     assert wake_up.reason == "sleep"
 

@@ -142,6 +142,18 @@ class InvalidTransition(WorkflowError):
 # --- raised inside the engine ---------------------------------------------------------------
 
 
+class StorageError(WorkflowError):
+    """The durable store failed (throttled, unavailable, misconfigured); safe to retry."""
+
+    code = "storage_error"
+
+
+class StorageThrottled(StorageError):
+    """The store asked us to slow down; retry with backoff."""
+
+    code = "throttled"
+
+
 class ConcurrentModification(WorkflowError):
     """A conditional write found the instance changed by someone else; reload and retry."""
 

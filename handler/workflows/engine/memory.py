@@ -177,13 +177,17 @@ class MemoryStore:
         more = start + limit < len(records)
         return InstancePage(page, str(start + limit) if more else None)
 
-    def stale(self, now: float, limit: int = 100) -> list[InstanceRecord]:
+    def stale(
+        self, workflows: Sequence[str], now: float, grace: float, limit: int = 100
+    ) -> list[InstanceRecord]:
         with self._lock:
             return [
                 s.record
                 for s in self._instances.values()
-                if s.record.status in (InstanceStatus.QUEUED, InstanceStatus.RUNNING)
+                if s.record.workflow in workflows
+                and s.record.status in (InstanceStatus.QUEUED, InstanceStatus.RUNNING)
                 and (s.record.lease_owner is None or (s.record.lease_expires_at or 0.0) < now)
+                and s.record.updated_at <= now - grace
             ][:limit]
 
     # --- for the test kit -----------------------------------------------------------------

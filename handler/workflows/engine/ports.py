@@ -109,8 +109,11 @@ class InstanceStore(Protocol):
         """Instances of a workflow, newest first, optionally with one status."""
         ...
 
-    def stale(self, now: float, limit: int = 100) -> list[InstanceRecord]:
-        """Runnable instances nobody is advancing: queued or running with no live lease.
+    def stale(
+        self, workflows: Sequence[str], now: float, grace: float, limit: int = 100
+    ) -> list[InstanceRecord]:
+        """Runnable instances nobody is advancing: queued or running with no live lease,
+        untouched for ``grace`` seconds.
 
         The recovery sweep re-enqueues them (a lost first message, a runner that died).
         """

@@ -10,6 +10,7 @@ except through the injected callables.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ from .errors import (
 from .journal import Journal, attempt_key, delivery_key, shifted, step_key
 from .model import EntryKind, ErrorInfo, JournalEntry, ReceivedEvent, event_timestamp
 from .step import StepContext, StepIdentity, WorkflowStep
+
+log = logging.getLogger("workflows.replay")
 
 Recorder = Callable[[JournalEntry], JournalEntry]
 SignalCheck = Callable[[], str | None]
@@ -128,12 +131,14 @@ class Replay:
         self._suspensions: list[Suspend] = []
         self._fatal: WorkflowError | None = None
         self.new_steps = 0
+        self.retries = 0
 
     # --- the pass -------------------------------------------------------------------------
 
     async def run(self) -> Outcome:
         """Run ``run()`` once against the journal and say how it ended."""
         self._root_task = asyncio.current_task()
+        _SCOPE.set(None)  # run() is the root scope, even when started from inside a step
         step = WorkflowStep(self)
         outcome: Outcome
         try:
@@ -289,6 +294,13 @@ class Replay:
         self.journal.add(winner)
         if winner is entry:
             self.new_steps += entry.kind in (EntryKind.STEP, EntryKind.SLEEP, EntryKind.WAIT)
+            self.retries += entry.kind is EntryKind.ATTEMPT
+            log.debug(
+                "recorded %s %r",
+                entry.kind.value,
+                entry.name,
+                extra={"step": entry.name, "attempt": entry.attempt or 1, "kind": entry.kind.value},
+            )
         return winner
 
     def _now(self) -> float:
@@ -328,6 +340,14 @@ class Replay:
                 result = codec.encode(value, what=f"result of step {call.name!r}")
             except Exception as exc:
                 error = ErrorInfo(error_name(exc), error_message(exc))
+                log.info(
+                    "step %r attempt %d failed: %s: %s",
+                    call.name,
+                    attempt,
+                    error.name,
+                    error.message,
+                    extra={"step": call.name, "attempt": attempt},
+                )
                 if isinstance(exc, NonRetryableError) or attempt > config.retries.limit:
                     final = call.entry(
                         EntryKind.STEP,

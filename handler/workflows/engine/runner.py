@@ -65,13 +65,16 @@ class RunnerSettings:
     max_passes: int = 1_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AdvanceResult:
-    """What one advance did: the status it left the instance in, and how many passes."""
+    """What one advance did, for logs and metrics."""
 
     status: InstanceStatus | None
     passes: int = 0
     skipped: bool = False
+    steps: int = 0  # new steps recorded
+    retries: int = 0  # failed attempts recorded for a retry
+    suspended: str | None = None  # why it stopped early: sleep, event, retry, pause, yield
 
 
 class Runner:
@@ -119,15 +122,17 @@ class Runner:
             return AdvanceResult(None, skipped=True)
         self._notify(leased)
         state = self.store.load(ref)
+        result = AdvanceResult(None)
         for passes in range(1, self.settings.max_passes + 1):
+            result.passes = passes
             record = state.record
             if record.lease_owner != owner:
-                return AdvanceResult(record.status, passes)  # our lease was taken over
+                return result  # our lease was taken over
             patch = self._settled_patch(record)
             if patch is None:
-                outcome = await self._replay(state, owner, remaining)
+                outcome = await self._replay(state, owner, remaining, result)
                 if isinstance(outcome, Suspended) and outcome.reason == "lost":
-                    return AdvanceResult(None, passes)
+                    return result
                 if self._should_wait_inline(outcome, remaining):
                     assert isinstance(outcome, Suspended) and outcome.wake_at is not None
                     await self.clock.sleep(outcome.wake_at - self.clock.time())
@@ -142,10 +147,15 @@ class Runner:
                 state = self.store.load(ref)
                 continue
             self._notify(updated)
-            return AdvanceResult(updated.status, passes)
+            result.status = updated.status
+            if updated.status is InstanceStatus.PAUSED:
+                result.suspended = "pause"
+            elif updated.status in FINISHED:
+                result.suspended = None
+            return result
         self.queue.send(ref)
         self.store.update(ref, state.record.version, _RELEASE)
-        return AdvanceResult(state.record.status, self.settings.max_passes)
+        return AdvanceResult(state.record.status, self.settings.max_passes, suspended="yield")
 
     # --- deciding -------------------------------------------------------------------------
 
@@ -198,7 +208,11 @@ class Runner:
     # --- replaying ------------------------------------------------------------------------
 
     async def _replay(
-        self, state: InstanceState, owner: str, remaining: Callable[[], float] | None
+        self,
+        state: InstanceState,
+        owner: str,
+        remaining: Callable[[], float] | None,
+        result: AdvanceResult,
     ) -> Outcome:
         record = state.record
         workflow_cls = self.workflows.get(record.workflow)
@@ -227,7 +241,13 @@ class Runner:
             check_signals=self._signal_check(record, owner, remaining),
             settle_timeout=self._settle_timeout(remaining),
         )
-        outcome = await replay.run()
+        try:
+            outcome = await replay.run()
+        finally:
+            result.steps += replay.new_steps
+            result.retries += replay.retries
+        if isinstance(outcome, Suspended):
+            result.suspended = outcome.reason
         log.debug("replayed %s: %s (%d new steps)", record.ref, outcome, replay.new_steps)
         return outcome
 

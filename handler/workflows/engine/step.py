@@ -43,7 +43,7 @@ class StepContext:
     config: dict[str, Any]
 
 
-Callback = Callable[[], T | Awaitable[T]] | Callable[[StepContext], T | Awaitable[T]]
+StepConfigLike = Mapping[str, Any] | StepConfig | None
 
 
 class WorkflowStep:
@@ -55,11 +55,19 @@ class WorkflowStep:
         self._replay = replay
 
     @overload
-    def do(self, name: str, callback: Callback[T], /) -> Coroutine[Any, Any, T]: ...
+    def do(self, name: str, callback: Callable[..., Awaitable[T]], /) -> Coroutine[Any, Any, T]: ...
+
+    @overload
+    def do(self, name: str, callback: Callable[..., T], /) -> Coroutine[Any, Any, T]: ...
 
     @overload
     def do(
-        self, name: str, config: Mapping[str, Any] | StepConfig | None, callback: Callback[T], /
+        self, name: str, config: StepConfigLike, callback: Callable[..., Awaitable[T]], /
+    ) -> Coroutine[Any, Any, T]: ...
+
+    @overload
+    def do(
+        self, name: str, config: StepConfigLike, callback: Callable[..., T], /
     ) -> Coroutine[Any, Any, T]: ...
 
     def do(self, name: str, *args: Any) -> Coroutine[Any, Any, Any]:

@@ -1,0 +1,625 @@
+"""The instance store on one DynamoDB table (see :mod:`workflows.aws.items` for the layout).
+
+What makes results exactly-once: a journal entry is written with a conditional put
+(``attribute_not_exists``) and is never updated. When the condition fails, DynamoDB hands back
+the item already there (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) and that recorded
+value is the one everybody continues with: the first writer wins, always.
+
+What makes wake-ups never lost: every write to the instance item bumps ``version``, and the
+runner's writes are conditional on the version it loaded (see ``workflows.engine.runner``).
+
+``ClientError`` codes become domain errors here: ConditionalCheckFailed → a lost race handled
+in place, throttling → StorageThrottled, anything else → StorageError.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from botocore.exceptions import ClientError
+
+from workflows.engine.clock import Clock
+from workflows.engine.errors import (
+    InstanceAlreadyExists,
+    InstanceNotFound,
+    InvalidInput,
+    InvalidTransition,
+    StorageError,
+    StorageThrottled,
+)
+from workflows.engine.model import (
+    FINISHED,
+    EventRecord,
+    InstanceRecord,
+    InstanceRef,
+    InstanceStatus,
+    JournalEntry,
+)
+from workflows.engine.ports import BatchCreateResult, InstancePage, InstanceState
+
+from . import items as it
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+T = TypeVar("T")
+
+_THROTTLED = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+}
+_TRANSACTION_BYTES = 3_500_000  # under the 4 MB TransactWriteItems limit
+_TRANSACTION_ITEMS = 100
+_LEASABLE = [InstanceStatus.QUEUED, InstanceStatus.RUNNING, InstanceStatus.WAITING]
+_FIELD_NAMES = {
+    "status",
+    "version",
+    "generation",
+    "updated_at",
+    "started_at",
+    "finished_at",
+    "output",
+    "error",
+    "lease_owner",
+    "lease_expires_at",
+    "wake_at",
+    "paused_at",
+    "pauses",
+    "expires_at",
+}
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def _translate(exc: ClientError) -> Exception:
+    """The domain error for an unexpected ClientError."""
+    code = _code(exc)
+    if code in _THROTTLED:
+        return StorageThrottled(f"DynamoDB throttled the request ({code}); retry")
+    if code == "ValidationException" and "size" in str(exc).lower():
+        return InvalidInput(f"value too large for DynamoDB: {exc}")
+    return StorageError(f"DynamoDB call failed ({code}): {exc}")
+
+
+def _boundary(call: Callable[[], T]) -> T:
+    """Run one DynamoDB call, turning ClientErrors into domain errors."""
+    try:
+        return call()
+    except ClientError as exc:
+        raise _translate(exc) from exc
+
+
+class DynamoStore:
+    """:class:`~workflows.engine.ports.InstanceStore` on one DynamoDB table.
+
+    Args:
+        client: a boto3 DynamoDB client (injected: tests pass one bound to moto).
+        table: the table name.
+        clock: the time source (TTL stamps).
+    """
+
+    def __init__(self, client: DynamoDBClient, table: str, clock: Clock) -> None:
+        self.client = client
+        self.table = table
+        self.clock = clock
+
+    # --- creating -------------------------------------------------------------------------
+
+    def create(self, record: InstanceRecord) -> None:
+        item, chunks = it.instance_item(record)
+        # attribute_not_exists(pk): only if no instance with this id exists — ids are never
+        # reused, so a second create of the same id fails instead of overwriting.
+        put = {
+            "TableName": self.table,
+            "Item": item,
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+        try:
+            if chunks:
+                self._transact([{"Put": put}, *({"Put": self._new(c)} for c in chunks)])
+            else:
+                _boundary_raw(lambda: self.client.put_item(**put))  # type: ignore[arg-type]
+        except _ConditionFailed:
+            raise InstanceAlreadyExists(record.workflow, record.id) from None
+
+    def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
+        """One transaction for the batch when it fits (≤ 100 items, < 4 MB); ids that exist
+        make the transaction fail with a per-item reason, and the rest is retried without them.
+        """
+        result = BatchCreateResult()
+        pending = list(records)
+        for group in self._groups(pending):
+            remaining = list(group)
+            while remaining:
+                puts = []
+                for record in remaining:
+                    item, chunks = it.instance_item(record)
+                    puts.append((record, item, chunks))
+                if any(chunks for _, _, chunks in puts):
+                    for record in remaining:  # chunked params need their own transaction
+                        try:
+                            self.create(record)
+                            result.created.append(record.id)
+                        except InstanceAlreadyExists:
+                            result.existing.append(record.id)
+                    break
+                actions = [
+                    {
+                        "Put": {
+                            "TableName": self.table,
+                            "Item": item,
+                            # only if the id is free (see create)
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    }
+                    for _, item, _ in puts
+                ]
+                try:
+                    self._transact(actions)
+                except _ConditionFailed as failed:
+                    taken = {remaining[i].id for i in failed.indexes if i < len(remaining)}
+                    result.existing.extend(r.id for r in remaining if r.id in taken)
+                    remaining = [r for r in remaining if r.id not in taken]
+                    continue
+                result.created.extend(r.id for r in remaining)
+                remaining = []
+        return result
+
+    def _groups(self, records: list[InstanceRecord]) -> list[list[InstanceRecord]]:
+        groups: list[list[InstanceRecord]] = [[]]
+        size = 0
+        for record in records:
+            weight = len(record.params) + 512
+            if groups[-1] and (
+                len(groups[-1]) >= _TRANSACTION_ITEMS or size + weight > _TRANSACTION_BYTES
+            ):
+                groups.append([])
+                size = 0
+            groups[-1].append(record)
+            size += weight
+        return [g for g in groups if g]
+
+    # --- reading --------------------------------------------------------------------------
+
+    def get(self, ref: InstanceRef) -> InstanceRecord:
+        response = _boundary(
+            lambda: self.client.get_item(
+                TableName=self.table,
+                Key=self._key(ref, it.INSTANCE_SK),
+                ConsistentRead=True,
+            )
+        )
+        item = response.get("Item")
+        if item is None:
+            raise _not_found(ref)
+        return it.instance_record(item)
+
+    def load(self, ref: InstanceRef) -> InstanceState:
+        """One strongly consistent Query over the instance's partition (paginated past 1 MB)."""
+        pk = it.instance_pk(ref.workflow, ref.id)
+        found: list[dict[str, Any]] = []
+        start: dict[str, Any] | None = None
+        while True:
+            query: dict[str, Any] = {
+                "TableName": self.table,
+                # the whole partition: instance item, events, journal, chunks
+                "KeyConditionExpression": "pk = :pk",
+                "ExpressionAttributeValues": {":pk": it.s(pk)},
+                "ConsistentRead": True,
+            }
+            if start:
+                query["ExclusiveStartKey"] = start
+            page = _boundary(lambda q=query: self.client.query(**q))  # type: ignore[misc]
+            found.extend(page.get("Items", []))
+            start = page.get("LastEvaluatedKey")
+            if not start:
+                break
+        chunks = {i["sk"]["S"]: i for i in found if it.CHUNK_MARK in i["sk"]["S"]}
+        instance = next((i for i in found if i["sk"]["S"] == it.INSTANCE_SK), None)
+        if instance is None:
+            raise _not_found(ref)
+        record = it.instance_record(instance, chunks)
+        prefix = it.journal_sk(record.generation, "")
+        entries = [
+            it.journal_entry(i, chunks)
+            for i in found
+            if i["sk"]["S"].startswith(prefix) and it.CHUNK_MARK not in i["sk"]["S"]
+        ]
+        events = [
+            it.event_record(i, chunks)
+            for i in found
+            if i["sk"]["S"].startswith(it.EVENT_PREFIX) and it.CHUNK_MARK not in i["sk"]["S"]
+        ]
+        if record.status not in FINISHED:
+            self._refresh_ttl(found)
+        return InstanceState(
+            record, entries, [e for e in events if e.generation == record.generation]
+        )
+
+    def _refresh_ttl(self, found: list[dict[str, Any]]) -> None:
+        """Push back the TTL of items of a very long-lived instance before they expire."""
+        soon = self.clock.time() + it.REFRESH_BEFORE
+        for item in found:
+            ttl = item.get("expires_at")
+            if item["sk"]["S"] != it.INSTANCE_SK and ttl is not None and float(ttl["N"]) < soon:
+                later = it.n(self.clock.time() + it.JOURNAL_HORIZON)
+                _boundary(
+                    lambda i=item, v=later: self.client.update_item(  # type: ignore[misc]
+                        TableName=self.table,
+                        Key={"pk": i["pk"], "sk": i["sk"]},
+                        UpdateExpression="SET expires_at = :t",
+                        ExpressionAttributeValues={":t": v},
+                    )
+                )
+
+    def list_instances(
+        self,
+        workflow: str,
+        status: InstanceStatus | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> InstancePage:
+        if status is None:
+            index, key, value = "by_workflow", "gsi2pk", workflow
+        else:
+            index, key, value = "by_status", "gsi1pk", f"{workflow}#{status.value}"
+        query: dict[str, Any] = {
+            "TableName": self.table,
+            "IndexName": index,
+            "KeyConditionExpression": f"{key} = :v",
+            "ExpressionAttributeValues": {":v": it.s(value)},
+            "ScanIndexForward": False,
+            "Limit": limit,
+        }
+        if cursor:
+            query["ExclusiveStartKey"] = _decode_cursor(cursor)
+        page = _boundary(lambda: self.client.query(**query))
+        records = [it.instance_record(i) for i in page.get("Items", [])]
+        last = page.get("LastEvaluatedKey")
+        return InstancePage(records, _encode_cursor(last) if last else None)
+
+    def stale(
+        self, workflows: Sequence[str], now: float, grace: float, limit: int = 100
+    ) -> list[InstanceRecord]:
+        found: list[InstanceRecord] = []
+        for workflow in workflows:
+            for status in (InstanceStatus.QUEUED, InstanceStatus.RUNNING):
+                cursor = None
+                while len(found) < limit:
+                    page = self.list_instances(workflow, status, cursor, 100)
+                    found.extend(
+                        r
+                        for r in page.records
+                        if (r.lease_owner is None or (r.lease_expires_at or 0.0) < now)
+                        and r.updated_at <= now - grace
+                    )
+                    cursor = page.cursor
+                    if cursor is None:
+                        break
+        return found[:limit]
+
+    # --- the journal ----------------------------------------------------------------------
+
+    def record(self, ref: InstanceRef, generation: int, entry: JournalEntry) -> JournalEntry:
+        pk = it.instance_pk(ref.workflow, ref.id)
+        item, chunks = it.entry_item(pk, generation, entry, self.clock.time())
+        put = {
+            "TableName": self.table,
+            "Item": item,
+            # attribute_not_exists(pk): a journal entry is recorded once and never changed;
+            # a second writer (duplicate message, concurrent runner) loses and gets ours back.
+            "ConditionExpression": "attribute_not_exists(pk)",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        try:
+            if chunks:
+                self._transact([{"Put": put}, *({"Put": self._new(c)} for c in chunks)])
+            else:
+                _boundary_raw(lambda: self.client.put_item(**put))  # type: ignore[arg-type]
+        except _ConditionFailed as lost:
+            return self._winner(ref, lost.item, item)
+        return entry
+
+    def _winner(
+        self, ref: InstanceRef, old: dict[str, Any] | None, mine: dict[str, Any]
+    ) -> JournalEntry:
+        """The entry that won the race, read back from the failed condition (or the table)."""
+        if old is None:  # some SDKs omit ALL_OLD in transactions: read it
+            old = _boundary(
+                lambda: self.client.get_item(
+                    TableName=self.table,
+                    Key={"pk": mine["pk"], "sk": mine["sk"]},
+                    ConsistentRead=True,
+                )
+            ).get("Item")
+            if old is None:
+                raise StorageError(f"journal entry {mine['sk']['S']!r} of {ref} vanished")
+        chunks: dict[str, Any] = {}
+        if it.has_chunks(old, "result"):
+            chunks = self._chunks_of(old)
+        return it.journal_entry(old, chunks)
+
+    def _chunks_of(self, owner: dict[str, Any]) -> dict[str, Any]:
+        page = _boundary(
+            lambda: self.client.query(
+                TableName=self.table,
+                # the chunk items of one owner: its sort key followed by the chunk mark
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues={
+                    ":pk": owner["pk"],
+                    ":prefix": it.s(owner["sk"]["S"] + it.CHUNK_MARK),
+                },
+                ConsistentRead=True,
+            )
+        )
+        return {i["sk"]["S"]: i for i in page.get("Items", [])}
+
+    # --- events ---------------------------------------------------------------------------
+
+    def add_event(self, ref: InstanceRef, event: EventRecord) -> InstanceRecord:
+        pk = it.instance_pk(ref.workflow, ref.id)
+        item, chunks = it.event_item(pk, event, self.clock.time())
+        bump = {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(ref, it.INSTANCE_SK),
+                "UpdateExpression": "SET version = version + :one, updated_at = :now",
+                # the instance exists and has not finished: events to finished instances are
+                # refused, and the version bump makes a runner that loaded earlier replay again
+                "ConditionExpression": "attribute_exists(pk) AND NOT (#s IN (:c, :e, :t))",
+                "ExpressionAttributeNames": {"#s": "status"},
+                "ExpressionAttributeValues": {
+                    ":one": it.n(1),
+                    ":now": it.n(self.clock.time()),
+                    ":c": it.s("complete"),
+                    ":e": it.s("errored"),
+                    ":t": it.s("terminated"),
+                },
+            }
+        }
+        actions = [bump, {"Put": self._new(item)}, *({"Put": self._new(c)} for c in chunks)]
+        try:
+            self._transact(actions)
+        except _ConditionFailed:
+            record = self.get(ref)  # raises InstanceNotFound when it does not exist
+            raise InvalidTransition(
+                f"instance '{ref.id}' is {record.status}; events can only be sent to instances "
+                "that have not finished"
+            ) from None
+        return self.get(ref)
+
+    # --- the instance item ----------------------------------------------------------------
+
+    def update(
+        self, ref: InstanceRef, expected_version: int, patch: Mapping[str, Any]
+    ) -> InstanceRecord | None:
+        unknown = set(patch) - _FIELD_NAMES
+        if unknown:
+            raise ValueError(f"cannot update instance fields {sorted(unknown)}")
+        pk = it.instance_pk(ref.workflow, ref.id)
+        sets = ["#version = :version"]
+        removes: list[str] = []
+        names = {"#version": "version"}
+        values: dict[str, Any] = {
+            ":version": it.n(expected_version + 1),
+            ":expected": it.n(expected_version),
+        }
+        chunk_items: list[dict[str, Any]] = []
+        for field, value in patch.items():
+            if field == "version":
+                continue
+            names[f"#{field}"] = field
+            if field == "output" and value is not None:
+                holder: dict[str, Any] = {}
+                chunk_items = it.put_blob(
+                    holder,
+                    "output",
+                    value,
+                    it.INSTANCE_SK,
+                    pk,
+                    self.clock.time() + it.JOURNAL_HORIZON,
+                )
+                for attr, attr_value in holder.items():
+                    names[f"#{attr}"] = attr
+                    values[f":{attr}"] = attr_value
+                    sets.append(f"#{attr} = :{attr}")
+                continue
+            if value is None or (field == "pauses" and not value):
+                removes.append(f"#{field}")
+                if field == "output":
+                    for attr in ("output_z", "output_chunks"):
+                        names[f"#{attr}"] = attr
+                        removes.append(f"#{attr}")
+                continue
+            values[f":{field}"] = _attribute(field, value)
+            sets.append(f"#{field} = :{field}")
+            if field == "status":
+                names["#gsi1pk"] = "gsi1pk"
+                values[":gsi1pk"] = it.s(f"{ref.workflow}#{InstanceStatus(value).value}")
+                sets.append("#gsi1pk = :gsi1pk")
+        expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+        update = {
+            "TableName": self.table,
+            "Key": self._key(ref, it.INSTANCE_SK),
+            "UpdateExpression": expression,
+            # version = :expected — nobody (event, control, other runner) wrote since we read
+            "ConditionExpression": "#version = :expected",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        }
+        try:
+            if chunk_items:
+                self._transact([{"Update": update}, *({"Put": c} for c in chunk_items)])
+                return self.get(ref)
+            response = _boundary_raw(
+                lambda: self.client.update_item(**update, ReturnValues="ALL_NEW")  # type: ignore[arg-type]
+            )
+        except _ConditionFailed:
+            return None
+        return it.instance_record(response["Attributes"])
+
+    def acquire_lease(
+        self, ref: InstanceRef, owner: str, now: float, expires_at: float
+    ) -> InstanceRecord | None:
+        values: dict[str, Any] = {
+            ":owner": it.s(owner),
+            ":expires": it.n(expires_at),
+            ":now": it.n(now),
+            ":one": it.n(1),
+            ":running": it.s(InstanceStatus.RUNNING.value),
+            ":gsi": it.s(f"{ref.workflow}#running"),
+            **{f":s{i}": it.s(s.value) for i, s in enumerate(_LEASABLE)},
+        }
+        base = (
+            "SET lease_owner = :owner, lease_expires_at = :expires, version = version + :one, "
+            "updated_at = :now, started_at = if_not_exists(started_at, :now)"
+        )
+        # runnable (queued, running, waiting) and nobody holds a live lease: one runner at a
+        # time; an expired lease (a runner that died) may be taken over
+        free = "(attribute_not_exists(lease_owner) OR lease_expires_at < :now)"
+        attempt = {
+            "TableName": self.table,
+            "Key": self._key(ref, it.INSTANCE_SK),
+            "UpdateExpression": base + ", #s = :running, gsi1pk = :gsi",
+            "ConditionExpression": f"#s IN (:s0, :s1, :s2) AND {free}",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": values,
+            "ReturnValues": "ALL_NEW",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        try:
+            response = _boundary_raw(lambda: self.client.update_item(**attempt))  # type: ignore[arg-type]
+            return it.instance_record(response["Attributes"])
+        except _ConditionFailed as failed:
+            old = failed.item
+            if old is None or it.get_s(old, "status") != InstanceStatus.WAITING_FOR_PAUSE.value:
+                return None
+        # waitingForPause: take the lease without touching the status (the runner pauses it)
+        second = {
+            **attempt,
+            "UpdateExpression": base,
+            "ConditionExpression": f"#s = :wfp AND {free}",
+            "ExpressionAttributeValues": {
+                k: v
+                for k, v in values.items()
+                if k not in (":running", ":gsi", ":s0", ":s1", ":s2")
+            }
+            | {":wfp": it.s(InstanceStatus.WAITING_FOR_PAUSE.value)},
+        }
+        try:
+            response = _boundary_raw(lambda: self.client.update_item(**second))  # type: ignore[arg-type]
+        except _ConditionFailed:
+            return None
+        return it.instance_record(response["Attributes"])
+
+    def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
+        try:
+            response = _boundary_raw(
+                lambda: self.client.update_item(
+                    TableName=self.table,
+                    Key=self._key(ref, it.INSTANCE_SK),
+                    UpdateExpression="SET lease_expires_at = :expires",
+                    # still ours: a runner whose lease was taken over must stop
+                    ConditionExpression="lease_owner = :owner",
+                    ExpressionAttributeValues={":owner": it.s(owner), ":expires": it.n(expires_at)},
+                    ReturnValues="ALL_NEW",
+                )
+            )
+        except _ConditionFailed:
+            return None
+        return it.instance_record(response["Attributes"])
+
+    def break_lease(self, ref: InstanceRef) -> None:
+        """Drop a dead invocation's lease, as if it had expired (test kit)."""
+        _boundary(
+            lambda: self.client.update_item(
+                TableName=self.table,
+                Key=self._key(ref, it.INSTANCE_SK),
+                UpdateExpression="REMOVE lease_owner, lease_expires_at",
+            )
+        )
+
+    # --- helpers --------------------------------------------------------------------------
+
+    def _key(self, ref: InstanceRef, sk: str) -> dict[str, Any]:
+        return {"pk": it.s(it.instance_pk(ref.workflow, ref.id)), "sk": it.s(sk)}
+
+    def _new(self, item: dict[str, Any]) -> dict[str, Any]:
+        # attribute_not_exists(pk): chunk and event items are written once, never replaced
+        return {
+            "TableName": self.table,
+            "Item": item,
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+
+    def _transact(self, actions: list[dict[str, Any]]) -> None:
+        try:
+            self.client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
+        except ClientError as exc:
+            if _code(exc) == "TransactionCanceledException":
+                reasons = exc.response.get("CancellationReasons", [])
+                failed = [
+                    i for i, r in enumerate(reasons) if r.get("Code") == "ConditionalCheckFailed"
+                ]
+                if failed:
+                    old = reasons[failed[0]].get("Item")
+                    raise _ConditionFailed(dict(old) if old else None, failed) from None
+            raise _translate(exc) from exc
+
+
+class _ConditionFailed(Exception):
+    """A condition expression failed (internal: always handled in this module)."""
+
+    def __init__(self, item: dict[str, Any] | None, indexes: list[int] | None = None) -> None:
+        super().__init__("condition failed")
+        self.item = item
+        self.indexes = indexes or []
+
+
+def _boundary_raw(call: Callable[[], T]) -> T:
+    """Like _boundary, but a failed condition surfaces as _ConditionFailed with ALL_OLD."""
+    try:
+        return call()
+    except ClientError as exc:
+        if _code(exc) == "ConditionalCheckFailedException":
+            raise _ConditionFailed(exc.response.get("Item")) from None  # type: ignore[arg-type]
+        raise _translate(exc) from exc
+
+
+def _attribute(field: str, value: Any) -> dict[str, Any]:
+    if field == "error":
+        return it.error_value(value)
+    if field == "pauses":
+        return it.pauses_value(tuple(value))
+    if field in ("status", "lease_owner"):
+        return it.s(str(value.value if isinstance(value, InstanceStatus) else value))
+    return it.n(value)
+
+
+def _not_found(ref: InstanceRef) -> InstanceNotFound:
+    return InstanceNotFound(
+        f"no instance '{ref.id}' of workflow '{ref.workflow}'; check the id, or list the "
+        "workflow's instances"
+    )
+
+
+def _encode_cursor(key: Mapping[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(key, sort_keys=True).encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> dict[str, Any]:
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+    except (ValueError, TypeError):
+        raise InvalidInput(
+            "cursor is not valid; pass back the cursor of the previous page"
+        ) from None
+    if not isinstance(value, dict):
+        raise InvalidInput("cursor is not valid; pass back the cursor of the previous page")
+    return value

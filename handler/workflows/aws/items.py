@@ -1,0 +1,333 @@
+"""How the engine's records are laid out as DynamoDB items (single-table design).
+
+Key schema (table keys ``pk`` / ``sk``, strings)::
+
+    pk = "I#<workflow>#<instance id>"     one partition per instance ('#' is in neither name)
+    sk = "I"                              the instance item (status, version, lease, params...)
+    sk = "E#<event id>"                   a buffered event (ids sort in arrival order)
+    sk = "J#<generation:06>#<entry key>"  a journal entry of one generation (restart = +1)
+    sk = <owner sk> "\\x1dc<nn>"           a chunk of a large value of the item <owner sk>
+
+So "load an instance's whole journal" is one Query on ``pk``. Two sparse GSIs list instances
+(only the instance item carries their keys):
+
+    by_status:   gsi1pk = "<workflow>#<status>", gsi1sk = "<created, 17 digits>#<id>"
+    by_workflow: gsi2pk = "<workflow>",          gsi2sk = "<created, 17 digits>#<id>"
+
+Large values (step results, params, payloads, output: up to 1 MiB of JSON) are stored inline
+as text when small, zlib-compressed as binary when that fits, and otherwise split into chunk
+items written in the same transaction as their owner, so readers see all of it or none.
+
+Retention: the instance item gets ``expires_at`` (the TTL attribute) when it finishes. Journal,
+event and chunk items are written once with ``expires_at`` = write time + JOURNAL_HORIZON, so
+expiry never costs a write per step. An instance alive longer than the horizon minus a year has
+its items' TTL pushed forward when it is next loaded (rare: only instances older than a year).
+Items of a finished instance are unreachable once its instance item expired, and are deleted
+by DynamoDB by their own TTL.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from workflows.engine.model import (
+    EntryKind,
+    ErrorInfo,
+    EventRecord,
+    InstanceRecord,
+    InstanceStatus,
+    JournalEntry,
+)
+
+Item = dict[str, Any]
+
+INSTANCE_SK = "I"
+EVENT_PREFIX = "E#"
+JOURNAL_PREFIX = "J#"
+CHUNK_MARK = "\x1dc"
+INLINE_LIMIT = 64 * 1024  # text up to this size is stored as is: readable in the console
+CHUNK_SIZE = 300_000  # bytes per chunk, well under the 400 KB item limit with its keys
+JOURNAL_HORIZON = 2 * 366 * 86_400.0
+REFRESH_BEFORE = 400 * 86_400.0  # refresh TTLs that would expire within a max sleep + margin
+
+
+def instance_pk(workflow: str, instance_id: str) -> str:
+    """The partition key of an instance."""
+    return f"I#{workflow}#{instance_id}"
+
+
+def journal_sk(generation: int, key: str) -> str:
+    """The sort key of a journal entry."""
+    return f"{JOURNAL_PREFIX}{generation:06d}#{key}"
+
+
+def chunk_sk(owner_sk: str, index: int) -> str:
+    """The sort key of chunk ``index`` of the large value of item ``owner_sk``."""
+    return f"{owner_sk}{CHUNK_MARK}{index:02d}"
+
+
+def created_sort_key(created_at: float, instance_id: str) -> str:
+    """Sorts instances by creation time (then id) as a string."""
+    return f"{int(created_at * 1000):017d}#{instance_id}"
+
+
+# --- typed attribute values ---------------------------------------------------------------
+
+
+def s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def n(value: float | int) -> dict[str, str]:
+    return {"N": repr(value) if isinstance(value, float) else str(value)}
+
+
+def get_s(item: Item, name: str) -> str | None:
+    value = item.get(name)
+    return None if value is None else str(value["S"])
+
+
+def get_n(item: Item, name: str) -> float | None:
+    value = item.get(name)
+    return None if value is None else float(value["N"])
+
+
+def get_int(item: Item, name: str, default: int = 0) -> int:
+    value = item.get(name)
+    return default if value is None else int(value["N"])
+
+
+def error_value(error: ErrorInfo) -> dict[str, Any]:
+    return {"M": {"name": s(error.name), "message": s(error.message)}}
+
+
+def get_error(item: Item, name: str = "error") -> ErrorInfo | None:
+    value = item.get(name)
+    if value is None:
+        return None
+    fields = value["M"]
+    return ErrorInfo(fields["name"]["S"], fields["message"]["S"])
+
+
+def pauses_value(pauses: tuple[tuple[float, float], ...]) -> dict[str, Any]:
+    return {"L": [{"L": [n(a), n(b)]} for a, b in pauses]}
+
+
+def get_pauses(item: Item) -> tuple[tuple[float, float], ...]:
+    value = item.get("pauses")
+    if value is None:
+        return ()
+    return tuple((float(p["L"][0]["N"]), float(p["L"][1]["N"])) for p in value["L"])
+
+
+# --- large values -------------------------------------------------------------------------
+
+
+def put_blob(item: Item, name: str, text: str, owner_sk: str, pk: str, ttl: float) -> list[Item]:
+    """Store ``text`` in ``item[name]`` (inline, compressed, or chunked); return chunk items."""
+    raw = text.encode()
+    if len(raw) <= INLINE_LIMIT:
+        item[name] = s(text)
+        return []
+    packed = zlib.compress(raw, 6)
+    if len(packed) <= CHUNK_SIZE:
+        item[f"{name}_z"] = {"B": packed}
+        return []
+    parts = [packed[i : i + CHUNK_SIZE] for i in range(0, len(packed), CHUNK_SIZE)]
+    item[f"{name}_chunks"] = n(len(parts))
+    return [
+        {"pk": s(pk), "sk": s(chunk_sk(owner_sk, i)), "chunk": {"B": part}, "expires_at": n(ttl)}
+        for i, part in enumerate(parts)
+    ]
+
+
+def get_blob(item: Item, name: str, chunks: dict[str, Item]) -> str | None:
+    """Read a value stored by :func:`put_blob`; None when absent or its chunks are missing."""
+    if name in item:
+        return str(item[name]["S"])
+    if f"{name}_z" in item:
+        return zlib.decompress(bytes(item[f"{name}_z"]["B"])).decode()
+    count = item.get(f"{name}_chunks")
+    if count is None:
+        return None
+    owner = item["sk"]["S"]
+    parts = [chunks.get(chunk_sk(owner, i)) for i in range(int(count["N"]))]
+    if any(part is None for part in parts):
+        return None
+    return zlib.decompress(b"".join(bytes(p["chunk"]["B"]) for p in parts if p)).decode()
+
+
+def has_chunks(item: Item, name: str) -> bool:
+    """True when the value ``name`` of the item lives in chunk items."""
+    return f"{name}_chunks" in item
+
+
+# --- instance -----------------------------------------------------------------------------
+
+_INSTANCE_NUMBERS = (
+    "updated_at",
+    "started_at",
+    "finished_at",
+    "lease_expires_at",
+    "wake_at",
+    "paused_at",
+    "expires_at",
+)
+
+
+def instance_item(record: InstanceRecord) -> tuple[Item, list[Item]]:
+    """The instance item and the chunk items of its params."""
+    pk = instance_pk(record.workflow, record.id)
+    item: Item = {
+        "pk": s(pk),
+        "sk": s(INSTANCE_SK),
+        "workflow": s(record.workflow),
+        "id": s(record.id),
+        "status": s(record.status.value),
+        "version": n(record.version),
+        "generation": n(record.generation),
+        "created_at": n(record.created_at),
+        "gsi1pk": s(f"{record.workflow}#{record.status.value}"),
+        "gsi1sk": s(created_sort_key(record.created_at, record.id)),
+        "gsi2pk": s(record.workflow),
+        "gsi2sk": s(created_sort_key(record.created_at, record.id)),
+    }
+    for name in _INSTANCE_NUMBERS:
+        value = getattr(record, name)
+        if value is not None:
+            item[name] = n(value)
+    for name in ("lease_owner",):
+        value = getattr(record, name)
+        if value is not None:
+            item[name] = s(value)
+    if record.error is not None:
+        item["error"] = error_value(record.error)
+    if record.pauses:
+        item["pauses"] = pauses_value(record.pauses)
+    ttl = record.created_at + JOURNAL_HORIZON
+    chunks = put_blob(item, "params", record.params, INSTANCE_SK, pk, ttl)
+    if record.output is not None:
+        chunks += put_blob(item, "output", record.output, INSTANCE_SK, pk, ttl)
+    return item, chunks
+
+
+def instance_record(item: Item, chunks: dict[str, Item] | None = None) -> InstanceRecord:
+    """An InstanceRecord from its item. Values kept in chunks need ``chunks`` (from a Query);
+    without them ``params`` is "" and ``output`` None (fine for status and lease decisions).
+    """
+    found = chunks or {}
+    return InstanceRecord(
+        workflow=str(get_s(item, "workflow")),
+        id=str(get_s(item, "id")),
+        status=InstanceStatus(str(get_s(item, "status"))),
+        params=get_blob(item, "params", found) or "",
+        created_at=get_n(item, "created_at") or 0.0,
+        version=get_int(item, "version", 1),
+        generation=get_int(item, "generation", 1),
+        updated_at=get_n(item, "updated_at") or 0.0,
+        started_at=get_n(item, "started_at"),
+        finished_at=get_n(item, "finished_at"),
+        output=get_blob(item, "output", found),
+        error=get_error(item),
+        lease_owner=get_s(item, "lease_owner"),
+        lease_expires_at=get_n(item, "lease_expires_at"),
+        wake_at=get_n(item, "wake_at"),
+        paused_at=get_n(item, "paused_at"),
+        pauses=get_pauses(item),
+        expires_at=get_n(item, "expires_at"),
+    )
+
+
+# --- journal entries ----------------------------------------------------------------------
+
+
+def entry_item(
+    pk: str, generation: int, entry: JournalEntry, now: float
+) -> tuple[Item, list[Item]]:
+    """A journal entry's item and the chunk items of its result."""
+    sk = journal_sk(generation, entry.key)
+    ttl = now + JOURNAL_HORIZON
+    item: Item = {
+        "pk": s(pk),
+        "sk": s(sk),
+        "kind": s(entry.kind.value),
+        "key": s(entry.key),
+        "name": s(entry.name),
+        "count": n(entry.count),
+        "at": n(entry.at),
+        "attempt": n(entry.attempt),
+        "expires_at": n(ttl),
+    }
+    optional_numbers = {
+        "position": entry.position,
+        "started_at": entry.started_at,
+        "wake_at": entry.wake_at,
+    }
+    for name, number in optional_numbers.items():
+        if number is not None:
+            item[name] = n(number)
+    optional_strings = {
+        "parent": entry.parent,
+        "event_type": entry.event_type,
+        "event_id": entry.event_id,
+    }
+    for name, text in optional_strings.items():
+        if text is not None:
+            item[name] = s(text)
+    if entry.error is not None:
+        item["error"] = error_value(entry.error)
+    chunks: list[Item] = []
+    if entry.result is not None:
+        chunks = put_blob(item, "result", entry.result, sk, pk, ttl)
+    return item, chunks
+
+
+def journal_entry(item: Item, chunks: dict[str, Item]) -> JournalEntry:
+    """A JournalEntry from its item (and, for large results, its chunks)."""
+    position = item.get("position")
+    return JournalEntry(
+        key=str(get_s(item, "key")),
+        kind=EntryKind(str(get_s(item, "kind"))),
+        name=str(get_s(item, "name")),
+        count=get_int(item, "count"),
+        at=get_n(item, "at") or 0.0,
+        position=None if position is None else int(position["N"]),
+        parent=get_s(item, "parent"),
+        started_at=get_n(item, "started_at"),
+        result=get_blob(item, "result", chunks),
+        error=get_error(item),
+        attempt=get_int(item, "attempt"),
+        wake_at=get_n(item, "wake_at"),
+        event_type=get_s(item, "event_type"),
+        event_id=get_s(item, "event_id"),
+    )
+
+
+# --- events -------------------------------------------------------------------------------
+
+
+def event_item(pk: str, event: EventRecord, now: float) -> tuple[Item, list[Item]]:
+    """A buffered event's item and the chunk items of its payload."""
+    sk = EVENT_PREFIX + event.id
+    ttl = now + JOURNAL_HORIZON
+    item: Item = {
+        "pk": s(pk),
+        "sk": s(sk),
+        "type": s(event.type),
+        "timestamp": n(event.timestamp),
+        "generation": n(event.generation),
+        "expires_at": n(ttl),
+    }
+    return item, put_blob(item, "payload", event.payload, sk, pk, ttl)
+
+
+def event_record(item: Item, chunks: dict[str, Item]) -> EventRecord:
+    """An EventRecord from its item."""
+    return EventRecord(
+        id=str(get_s(item, "sk"))[len(EVENT_PREFIX) :],
+        type=str(get_s(item, "type")),
+        payload=get_blob(item, "payload", chunks) or "null",
+        timestamp=get_n(item, "timestamp") or 0.0,
+        generation=get_int(item, "generation", 1),
+    )

@@ -1,0 +1,42 @@
+"""The Lambdas' configuration, read from environment variables that template.yaml sets."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+_VARIABLES = {
+    "table_name": "TABLE_NAME",
+    "work_queue_url": "WORK_QUEUE_URL",
+    "work_queue_arn": "WORK_QUEUE_ARN",
+    "schedule_group": "SCHEDULE_GROUP",
+    "scheduler_role_arn": "SCHEDULER_ROLE_ARN",
+}
+
+
+class AwsSettings(BaseModel):
+    """Where the stack's resources are."""
+
+    model_config = ConfigDict(frozen=True)
+
+    table_name: str
+    work_queue_url: str
+    work_queue_arn: str
+    schedule_group: str
+    scheduler_role_arn: str
+    retention_days: float = 30.0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> AwsSettings:
+        """Read the settings; a missing variable is named in the error."""
+        env = os.environ if environ is None else environ
+        missing = [var for var in _VARIABLES.values() if not env.get(var)]
+        if missing:
+            raise RuntimeError(
+                f"missing environment variable(s) {', '.join(missing)}; they are set by "
+                "template.yaml (Globals) on AWS and by `workflows dev` locally"
+            )
+        values = {field: env[var] for field, var in _VARIABLES.items()}
+        return cls(**values, retention_days=float(env.get("RETENTION_DAYS") or 30))

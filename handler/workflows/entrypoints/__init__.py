@@ -1,0 +1,1 @@
+"""Lambda handlers. Thin: parse the event, call the engine, shape the answer."""

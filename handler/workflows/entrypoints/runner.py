@@ -1,0 +1,106 @@
+"""RunnerFunction: advances instances named by work-queue messages.
+
+Triggered by the work queue with ``ReportBatchItemFailures``: each message is one instance to
+advance; a message whose instance fails for an infrastructure reason is reported and
+redelivered, the others succeed. A malformed message is logged and dropped (it can never
+succeed, and redelivering it would only park it in the DLQ).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextvars import ContextVar
+from typing import Any, cast
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from workflows.aws.runtime import get_runtime
+from workflows.aws.sqs import parse_work_message
+from workflows.engine.errors import InvalidInput
+from workflows.engine.runner import AdvanceResult
+from workflows.observability import logger, metrics
+
+_CONTEXT: ContextVar[Any] = ContextVar("lambda_context", default=None)
+
+
+def remaining_seconds() -> float | None:
+    """Seconds left in this invocation (None outside Lambda)."""
+    context = _CONTEXT.get()
+    if context is None or not hasattr(context, "get_remaining_time_in_millis"):
+        return None
+    return float(context.get_remaining_time_in_millis()) / 1000.0
+
+
+def record_handler(record: SQSRecord) -> AdvanceResult | None:
+    """Advance the instance named by one work message."""
+    log = logger()
+    try:
+        ref = parse_work_message(record.body)
+    except InvalidInput as exc:
+        log.error("dropping malformed work message", extra={"error": str(exc)})
+        return None
+    runtime = get_runtime()
+    log.append_keys(workflow=ref.workflow, instance_id=ref.id)
+    try:
+        remaining = remaining_seconds()
+        clock = (lambda: remaining_seconds() or 0.0) if remaining is not None else None
+        result = asyncio.run(runtime.runner.advance(ref, clock))
+    finally:
+        log.remove_keys(["workflow", "instance_id"])
+    _emit(result)
+    log.info(
+        "advanced instance",
+        extra={
+            "workflow": ref.workflow,
+            "instance_id": ref.id,
+            "status": result.status,
+            "steps": result.steps,
+            "retries": result.retries,
+            "suspended": result.suspended,
+            "skipped": result.skipped,
+        },
+    )
+    return result
+
+
+def _emit(result: AdvanceResult) -> None:
+    m = metrics()
+    if result.steps:
+        m.add_metric(name="StepsRun", unit=MetricUnit.Count, value=result.steps)
+    if result.retries:
+        m.add_metric(name="StepRetries", unit=MetricUnit.Count, value=result.retries)
+    if result.suspended:
+        m.add_metric(name="Suspensions", unit=MetricUnit.Count, value=1)
+    if result.status is not None and result.status.finished:
+        m.add_metric(
+            name=f"Instances{result.status.value.capitalize()}", unit=MetricUnit.Count, value=1
+        )
+
+
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """The Lambda entry point (SQS event, partial batch response)."""
+    token = _CONTEXT.set(context)
+    try:
+        return _handle(event, context)
+    finally:
+        _CONTEXT.reset(token)
+
+
+def _handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    @metrics().log_metrics
+    def run(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        response = process_partial_response(
+            event=event,
+            record_handler=record_handler,
+            processor=BatchProcessor(event_type=EventType.SQS),
+            context=context,
+        )
+        return dict(response)
+
+    return cast(dict[str, Any], run(event, context))
