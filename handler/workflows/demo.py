@@ -1,68 +1,145 @@
-"""`make demo`: the example workflows end to end, with each instance's step timeline.
+"""`make demo`: the example workflows end to end through the local runtime.
 
-Runs on the in-memory engine with virtual time (sleeps and retry delays are skipped, and the
-screen says so). Exits non-zero if any instance does not end as expected.
+Starts `workflows dev` in-process on a free port (embedded AWS: moto, provisioned from
+template.yaml; the real API, runner and scheduler-emulator paths), then drives it only over
+HTTP: creates an instance of every registered example, sends the event one of them waits for,
+and prints each instance's step timeline and output. Idle sleeps and retry delays are skipped,
+and the screen says so. Exits 0 when every instance ends as expected, 1 otherwise.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+import time
+import urllib.error
+import urllib.request
 from typing import Any
 
-from examples.showcase import SHOWCASE_WORKFLOWS, CrashResumeWorkflow, attempts
+os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
 
-from .engine.clock import iso
-from .engine.model import InstanceStatusView
-from .testing import Crash, WorkflowTestEnv
+# Instance id and params for each bundled example (the seed's good patterns and the showcase).
+DEMO_INSTANCES: dict[str, tuple[str, Any]] = {
+    "subscription": ("sub-42", {"customer_id": 42}),
+    "flaky-fetch": ("flaky-1", None),
+    "crash-resume": ("order-7", None),
+    "idempotent-charge": ("charge-123456", {"customer_id": 123456}),
+    "granular-steps": ("granular-1", None),
+    "no-state-outside-steps": ("cats-1", None),
+    "deterministic-side-effects": ("side-effects-1", None),
+    "dont-mutate-event": ("user-alice", {"user": "alice"}),
+    "deterministic-step-names": ("names-1", {"user": "alice"}),
+    "race-inside-step": ("race-1", None),
+    "await-steps": ("issues-1", {"repo_name": "cloudflare/workflows"}),
+    "conditional-logic": ("premium-1", {"user_type": "premium"}),
+    "large-results": ("dataset-1", None),
+}
+FINISHED = {"complete", "errored", "terminated"}
 
 
-def print_timeline(title: str, status: InstanceStatusView) -> None:
-    """Print one instance's status, output and step timeline."""
-    print(f"\n{title}  [{status.workflow}/{status.id}] -> {status.status}")
-    for row in status.steps:
-        end = iso(row.end) or "…"
-        detail = f"error={dict(row.error)}" if row.error else f"output={row.output!r}"
-        print(
-            f"  {row.type:<12} {row.name!r:<22} #{row.count} {row.status:<9} "
-            f"attempts={row.attempts}  {iso(row.start)} -> {end}  {detail}"
+class Api:
+    """A tiny HTTP client for the local API."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.base + path,
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json"},
         )
-    if status.error:
-        print(f"  error: {dict(status.error)}")
-    else:
-        print(f"  output: {status.output!r}")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"null")
 
 
 def main() -> int:
     """Run the demo; return the process exit code."""
-    CrashResumeWorkflow.crash = Crash
-    env = WorkflowTestEnv(SHOWCASE_WORKFLOWS)
-    print("Durable workflows demo — in-memory engine, VIRTUAL TIME: sleeps and retry delays")
-    print(f"are skipped instantly. Virtual clock starts at {env.clock.now().isoformat()}.")
-    sub = env.create("subscription", id="sub-42", params={"customer_id": 42})
-    flaky = env.create("flaky-fetch", id="flaky-1")
-    crash = env.create("crash-resume", id="order-7")
-    env.run_until_idle()
-    print(f"\nafter the first run: subscription is {sub.status().status} (waiting for approval)")
-    sub.send_event(type="approved", payload={"user": "manager@example.com"})
-    print("sent event 'approved' to sub-42")
-    env.run_until_idle()
+    from examples.showcase import CrashResumeWorkflow, attempts
 
-    expected: list[tuple[str, Any, Any]] = [
-        ("Subscription: charge, 3 h sleep, wait for approval", sub, "complete"),
-        ("Flaky fetch: fails twice, retried with backoff", flaky, "complete"),
-        ("Crash and resume: dies in step 3, only step 3 reruns", crash, "complete"),
-    ]
+    from .local.runtime import LocalRuntime
+    from .local.server import make_server, serve_in_background
+    from .registry import default_env_values, load_workflows
+    from .testing import Crash
+    from .timeline import render
+
+    CrashResumeWorkflow.crash = Crash  # the crash-resume example dies once in its third step
+    workflows = load_workflows("")  # the bundled examples
+    lines: list[str] = []
+    runtime = LocalRuntime(workflows, env_values=default_env_values(""), out=lines.append)
+    server = make_server(runtime, "127.0.0.1", 0)
+    serve_in_background(server)
+    runtime.start()
+    api = Api(f"http://127.0.0.1:{server.server_address[1]}")
+    print("Durable workflows demo: the local runtime (embedded AWS = moto, provisioned from")
+    print("template.yaml) driven over HTTP at", api.base)
+    print("NOTE: idle sleeps and retry delays are SKIPPED (the clock jumps), so a 3-hour sleep")
+    print("takes no real time; event-wait timeouts are never skipped.\n")
+    try:
+        status, listing = api.call("GET", "/workflows")
+        print(f"GET /workflows -> {status}: {listing}")
+        for name, (instance_id, params) in DEMO_INSTANCES.items():
+            if name not in workflows:
+                continue
+            status, body = api.call(
+                "POST",
+                f"/workflows/{name}/instances",
+                {"instance_id": instance_id, "params": params},
+            )
+            print(f"POST /workflows/{name}/instances -> {status} {body}")
+        _wait(api, "subscription", "sub-42", {"waiting"}, seconds=60)
+        status, _ = api.call(
+            "POST", "/workflows/subscription/instances/sub-42/events/approved", {"user": "manager"}
+        )
+        print(f"POST .../sub-42/events/approved -> {status}")
+        results = {
+            name: _wait(api, name, instance_id, FINISHED, seconds=120)
+            for name, (instance_id, _) in DEMO_INSTANCES.items()
+            if name in workflows
+        }
+    finally:
+        server.shutdown()
+        runtime.close()
+
+    print("\n--- what the local runtime did " + "-" * 40)
+    print("\n".join(lines))
+    print("\n--- step timelines " + "-" * 52)
     ok = True
-    for title, inst, want in expected:
-        status = inst.status()
-        print_timeline(title, status)
-        ok &= status.status == want
-    ok &= attempts["charge 42"] == 1
-    ok &= attempts["order-7 reserve stock"] == 1 and attempts["order-7 ship parcel"] == 2
-    print(f"\ncallback runs: {dict(attempts)}")
-    print(f"runner invocations: {env.invocations}, crashes survived: {env.crashes}")
-    print("\nDEMO OK" if ok else "\nDEMO FAILED: an instance did not end as expected")
+    for view in results.values():
+        print()
+        print(render(view))
+        ok &= view.get("status") == "complete"
+    checks = {
+        "the subscription charged exactly once": attempts["charge 42"] == 1,
+        "the flaky fetch succeeded on its third attempt": attempts["fetch flaky-1"] == 3,
+        "the crash re-ran only the step it died in": attempts["order-7 reserve stock"] == 1
+        and attempts["order-7 ship parcel"] == 2,
+        "a crash was survived": runtime.crashes == 1,
+    }
+    print()
+    for label, passed in checks.items():
+        print(f"{'ok  ' if passed else 'FAIL'} {label}")
+        ok &= passed
+    print("\nDEMO OK: every instance completed as expected" if ok else "\nDEMO FAILED")
     return 0 if ok else 1
+
+
+def _wait(api: Api, name: str, instance_id: str, wanted: set[str], seconds: float) -> Any:
+    deadline = time.monotonic() + seconds
+    body: Any = None
+    while time.monotonic() < deadline:
+        _, body = api.call("GET", f"/workflows/{name}/instances/{instance_id}")
+        if isinstance(body, dict) and body.get("status") in wanted:
+            return body
+        time.sleep(0.05)
+    return body if isinstance(body, dict) else {"status": "unknown", "id": instance_id}
 
 
 if __name__ == "__main__":

@@ -76,3 +76,16 @@ def default_workflows() -> Registry:
 
     registry.update(SHOWCASE_WORKFLOWS)
     return registry
+
+
+def default_env_values(spec: str | None = None) -> dict[str, object]:
+    """``self.env`` values for the registered workflows: the examples' local fakes (KV,
+    payments, ...) when the bundled examples are registered, else none."""
+    text = os.environ.get("WORKFLOWS", "") if spec is None else spec
+    if text.strip():
+        return {}
+    try:
+        from examples._fakes import example_env
+    except ImportError:
+        return {}
+    return dict(example_env())

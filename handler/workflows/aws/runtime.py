@@ -14,7 +14,7 @@ import boto3
 
 from workflows.engine.clock import Clock, SystemClock
 from workflows.engine.entrypoint import Env, WorkflowEntrypoint
-from workflows.engine.runner import Runner, RunnerSettings
+from workflows.engine.runner import Runner, RunnerSettings, StatusListener
 from workflows.engine.service import InstanceService
 
 from .dynamodb import DynamoStore
@@ -53,6 +53,7 @@ def build_runtime(
     runner_settings: RunnerSettings = LAMBDA_RUNNER,
     sqs_max_delay: float = 900.0,
     env_values: Mapping[str, Any] | None = None,
+    on_status: StatusListener | None = None,
 ) -> AwsRuntime:
     """Wire the engine to the stack's resources.
 
@@ -64,6 +65,7 @@ def build_runtime(
         runner_settings: how the runner paces itself.
         sqs_max_delay: wake-ups up to this many seconds away use SQS DelaySeconds.
         env_values: values readable as ``self.env.NAME`` in workflows.
+        on_status: called with the instance record after each status change the runner makes.
     """
     from workflows.client import Workflow
 
@@ -92,6 +94,7 @@ def build_runtime(
         clock,
         runner_settings,
         env=lambda: Env(values, lambda name: Workflow(name, service=service)),
+        on_status=on_status,
     )
     return AwsRuntime(workflows, settings, store, queue, wakeups, clock, service, runner)
 
@@ -103,15 +106,15 @@ def get_runtime() -> AwsRuntime:
     """The runtime for this process, built from the environment on first use."""
     global _RUNTIME
     if _RUNTIME is None:
-        from workflows.registry import load_workflows
+        from workflows.registry import default_env_values, load_workflows
 
         settings = AwsSettings.from_env()
-        values = {k: v for k, v in os.environ.items() if k.startswith("WORKFLOW_ENV_")}
-        _RUNTIME = build_runtime(
-            settings,
-            load_workflows(),
-            env_values={k.removeprefix("WORKFLOW_ENV_"): v for k, v in values.items()},
-        )
+        values: dict[str, Any] = default_env_values()
+        # WORKFLOW_ENV_<NAME> variables are readable as self.env.<NAME> in workflows
+        for key, value in os.environ.items():
+            if key.startswith("WORKFLOW_ENV_"):
+                values[key.removeprefix("WORKFLOW_ENV_")] = value
+        _RUNTIME = build_runtime(settings, load_workflows(), env_values=values)
     return _RUNTIME
 
 

@@ -112,6 +112,8 @@ class WorkflowEntrypoint:
 
     env: Env
     logger: logging.Logger | logging.LoggerAdapter[logging.Logger]
+    """Replay-aware: run()-level lines are not repeated when run() is replayed (set by the
+    engine for each pass; see ``workflows.engine.logs``)."""
 
     def __init__(self, env: Env | None = None) -> None:
         self.env = env if env is not None else Env()

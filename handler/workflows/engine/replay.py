@@ -36,6 +36,7 @@ from .errors import (
     error_name,
 )
 from .journal import Journal, attempt_key, delivery_key, shifted, step_key
+from .logs import WorkflowLogger
 from .model import EntryKind, ErrorInfo, JournalEntry, ReceivedEvent, event_timestamp
 from .step import StepContext, StepIdentity, WorkflowStep
 
@@ -80,10 +81,17 @@ class _Scope:
     """A step callback attempt in progress: nested steps are counted inside it."""
 
     key: str
+    name: str = ""
+    attempt: int = 1
     counts: dict[str, int] = field(default_factory=dict)
 
 
 _SCOPE: ContextVar[_Scope | None] = ContextVar("workflow_step_scope", default=None)
+
+
+def _current_step() -> tuple[str, int] | None:
+    scope = _SCOPE.get()
+    return None if scope is None else (scope.name, scope.attempt)
 
 
 class Replay:
@@ -132,6 +140,7 @@ class Replay:
         self._fatal: WorkflowError | None = None
         self.new_steps = 0
         self.retries = 0
+        self._last_recorded = max(journal.by_position, default=0)
 
     # --- the pass -------------------------------------------------------------------------
 
@@ -139,6 +148,13 @@ class Replay:
         """Run ``run()`` once against the journal and say how it ended."""
         self._root_task = asyncio.current_task()
         _SCOPE.set(None)  # run() is the root scope, even when started from inside a step
+        self.workflow.logger = WorkflowLogger(
+            logging.getLogger(f"workflows.{type(self.workflow).__name__}"),
+            getattr(self.workflow, "name", type(self.workflow).__name__),
+            self.event.instance_id,
+            self.is_replaying,
+            _current_step,
+        )
         step = WorkflowStep(self)
         outcome: Outcome
         try:
@@ -207,6 +223,10 @@ class Replay:
         for task in self._tasks:
             if task.done() and not task.cancelled():
                 task.exception()  # mark retrieved: errors were already handled in run()
+
+    def is_replaying(self) -> bool:
+        """True while run() is re-walking calls the journal already recorded."""
+        return self._position < self._last_recorded
 
     # --- bookkeeping shared by all step kinds --------------------------------------------
 
@@ -332,7 +352,7 @@ class Replay:
         while True:
             ctx = StepContext(StepIdentity(call.name, call.count), attempt, config.to_dict())
             label = f"step {call.name!r} attempt {attempt}"
-            token = _SCOPE.set(_Scope(call.key))
+            token = _SCOPE.set(_Scope(call.key, call.name, attempt))
             try:
                 value = await call_with_timeout(
                     callback, (ctx,) if args_for else (), config.timeout, label

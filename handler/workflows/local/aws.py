@@ -25,7 +25,7 @@ from workflows.aws.sqs import parse_work_message, work_message
 from workflows.engine.clock import Clock
 from workflows.engine.entrypoint import WorkflowEntrypoint
 from workflows.engine.model import InstanceRef
-from workflows.engine.runner import RunnerSettings
+from workflows.engine.runner import RunnerSettings, StatusListener
 
 _AT = re.compile(r"^at\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\)$")
 TEST_RUNNER = RunnerSettings(lease_seconds=960.0, inline_wait=0.0, signal_interval=0.0)
@@ -49,6 +49,7 @@ class LocalAws:
         clock: the engine's time source (a virtual clock in tests).
         runner_settings: runner pacing (default: check signals before every step).
         env_values: values readable as ``self.env.NAME`` in workflows.
+        on_status: called after each status change the runner makes.
     """
 
     def __init__(
@@ -58,6 +59,7 @@ class LocalAws:
         *,
         runner_settings: RunnerSettings = TEST_RUNNER,
         env_values: Mapping[str, Any] | None = None,
+        on_status: StatusListener | None = None,
     ) -> None:
         from infra.provision import provision
         from moto import mock_aws
@@ -81,6 +83,7 @@ class LocalAws:
             runner_settings=runner_settings,
             sqs_max_delay=0.0,
             env_values=env_values,
+            on_status=on_status,
         )
         self.sqs = self.session.client("sqs")
         self.scheduler = self.session.client("scheduler")

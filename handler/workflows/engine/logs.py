@@ -1,0 +1,61 @@
+"""``self.logger`` in a workflow: replay-aware and tagged.
+
+``run()`` is replayed from the top on every resume, so a plain ``print`` or log call in
+``run()`` repeats on each replay (the seed's ⚠️ "this log may happen many times"). This logger
+drops ``run()``-level lines while replay is still catching up with the journal (the code is
+re-walking calls already recorded), and tags every line with the workflow, the instance id
+and, inside a step callback, the step name and attempt. Lines inside step callbacks are never
+dropped: callbacks only run for new work.
+
+On Lambda the ``workflows.*`` loggers share the Powertools JSON formatter (see
+``workflows.observability``), so the tags become JSON keys.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+
+class WorkflowLogger(logging.LoggerAdapter[logging.Logger]):
+    """A logger adapter that knows whether ``run()`` is replaying.
+
+    Args:
+        logger: the underlying logger.
+        workflow: the workflow name.
+        instance_id: the instance id.
+        replaying: True while run() re-walks recorded calls.
+        current_step: the (name, attempt) of the step whose callback is running, or None.
+    """
+
+    def __init__(
+        self,
+        logger: logging.Logger,
+        workflow: str,
+        instance_id: str,
+        replaying: Callable[[], bool],
+        current_step: Callable[[], tuple[str, int] | None],
+    ) -> None:
+        super().__init__(logger, {"workflow": workflow, "instance_id": instance_id})
+        self._replaying = replaying
+        self._current_step = current_step
+        self.suppressed = 0
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        step = self._current_step()
+        if step is None and self._replaying():
+            self.suppressed += 1
+            return
+        super().log(level, msg, *args, **kwargs)
+
+    def process(
+        self, msg: Any, kwargs: MutableMapping[str, Any]
+    ) -> tuple[Any, MutableMapping[str, Any]]:
+        extra = dict(self.extra or {})
+        step = self._current_step()
+        if step is not None:
+            extra["step"], extra["attempt"] = step
+        extra.update(kwargs.get("extra") or {})
+        kwargs["extra"] = extra
+        return msg, kwargs

@@ -1,0 +1,37 @@
+"""Time for the local runtime: real time that can jump forward over idle waits.
+
+With skipping on, when nothing is runnable and the next wake-up is a sleep or a retry delay,
+the runtime moves this clock to it instead of waiting (the screen says so). Event-wait
+timeouts are never skipped: an event may still arrive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from workflows.engine.clock import SystemClock
+
+
+class SkippingClock:
+    """Real time plus an offset that only grows."""
+
+    def __init__(self) -> None:
+        self._real = SystemClock()
+        self._offset = 0.0
+        self._lock = threading.Lock()
+        self.skipped = 0.0
+
+    def time(self) -> float:
+        return self._real.time() + self._offset
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(max(0.0, seconds))
+
+    def skip_to(self, when: float) -> float:
+        """Jump forward to ``when``; return how many seconds were skipped."""
+        with self._lock:
+            gap = max(0.0, when - self.time())
+            self._offset += gap
+            self.skipped += gap
+            return gap

@@ -1,0 +1,236 @@
+"""The local runtime: the real Lambda handlers on an embedded AWS, in one process.
+
+- a worker thread feeds the work queue's messages to the real RunnerFunction handler;
+- a scheduler emulator fires due EventBridge Scheduler schedules (moto never does) and deletes
+  them; with ``skip_sleeps`` it also jumps the clock over idle sleeps and retry delays;
+- :meth:`LocalRuntime.handle_http` turns an HTTP request into an API Gateway (REST, proxy)
+  event for the real ApiFunction handler.
+
+A step callback that raises :class:`workflows.testing.Crash` kills its invocation as a Lambda
+crash would: the message is redelivered and the dead invocation's lease is treated as expired.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from workflows.aws.sqs import parse_work_message
+from workflows.engine.clock import iso
+from workflows.engine.entrypoint import WorkflowEntrypoint
+from workflows.engine.model import InstanceRecord
+from workflows.engine.runner import RunnerSettings
+
+from .aws import LocalAws
+from .clock import SkippingClock
+
+DEV_RUNNER = RunnerSettings(lease_seconds=960.0, inline_wait=1.0, signal_interval=0.0)
+Printer = Callable[[str], None]
+
+
+class LocalRuntime:
+    """Embedded AWS + worker + scheduler emulator + HTTP-to-API-Gateway adapter."""
+
+    def __init__(
+        self,
+        workflows: Mapping[str, type[WorkflowEntrypoint]],
+        *,
+        env_values: Mapping[str, Any] | None = None,
+        skip_sleeps: bool = True,
+        out: Printer = print,
+    ) -> None:
+        self.clock = SkippingClock()
+        self.skip_sleeps = skip_sleeps
+        self.out = out
+        self._statuses: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self.aws = LocalAws(
+            workflows,
+            self.clock,
+            runner_settings=DEV_RUNNER,
+            env_values=env_values,
+            on_status=self._status_changed,
+        )
+        self.workflows = workflows
+        self._stop = threading.Event()
+        self._worker: threading.Thread | None = None
+        self.crashes = 0
+
+    # --- status lines ---------------------------------------------------------------------
+
+    def _status_changed(self, record: InstanceRecord) -> None:
+        key = f"{record.workflow}/{record.id}"
+        with self._lock:
+            if self._statuses.get(key) == record.status.value:
+                return
+            self._statuses[key] = record.status.value
+        detail = ""
+        if record.status.value == "waiting" and record.wake_at:
+            detail = f" (until {iso(record.wake_at)})"
+        if record.error:
+            detail = f" ({record.error.name}: {record.error.message})"
+        self.out(f"[{iso(self.clock.time())}] {key} -> {record.status.value}{detail}")
+
+    # --- the worker -----------------------------------------------------------------------
+
+    def step(self) -> bool:
+        """Do one unit of work: run one message, or fire due schedules, or skip idle time.
+
+        Returns False when there was nothing to do.
+        """
+        messages = self.aws.receive(max_messages=1)
+        if messages:
+            self._invoke(messages)
+            return True
+        if self.aws.fire_due_schedules():
+            return True
+        if self.skip_sleeps:
+            upcoming = [s for s in self.aws.schedules() if s.reason != "event"]
+            if upcoming:
+                gap = self.clock.skip_to(upcoming[0].at)
+                if gap > 1:
+                    self.out(
+                        f"[{iso(self.clock.time())}] skipped {gap:,.0f} s of idle time "
+                        f"({upcoming[0].reason} of {upcoming[0].ref})"
+                    )
+                return True
+        return False
+
+    def _invoke(self, messages: list[dict[str, Any]]) -> None:
+        try:
+            self.aws.invoke_runner(messages)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # a simulated crash: the invocation died
+            self.crashes += 1
+            for message in messages:
+                ref = parse_work_message(message["Body"])
+                self.aws.runtime.store.break_lease(ref)
+                self.out(
+                    f"[{iso(self.clock.time())}] {ref} invocation died ({exc}); the message "
+                    "is redelivered and the instance resumes from its journal"
+                )
+            self.aws.redeliver(messages)
+
+    def run_until_idle(self, max_steps: int = 100_000) -> None:
+        """Work until nothing is runnable (what ``workflows run`` uses)."""
+        for _ in range(max_steps):
+            if not self.step():
+                return
+
+    def start(self) -> None:
+        """Start the background worker."""
+        self._worker = threading.Thread(target=self._work, name="local-runner", daemon=True)
+        self._worker.start()
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            try:
+                busy = self.step()
+            except Exception as exc:  # keep serving; show what went wrong
+                self.out(f"worker error: {type(exc).__name__}: {exc}")
+                busy = False
+            if not busy:
+                self._stop.wait(0.05)
+
+    def close(self) -> None:
+        """Stop the worker and the embedded AWS."""
+        self._stop.set()
+        if self._worker is not None:
+            self._worker.join(timeout=10)
+        self.aws.close()
+
+    # --- HTTP -----------------------------------------------------------------------------
+
+    def handle_http(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str],
+        headers: Mapping[str, str],
+        body: bytes,
+    ) -> tuple[int, dict[str, str], bytes]:
+        """Serve one HTTP request through the real ApiFunction handler."""
+        from workflows.aws.runtime import set_runtime
+        from workflows.entrypoints.api import handler
+
+        set_runtime(self.aws.runtime)
+        event = api_gateway_event(method, path, query, headers, body)
+        response = handler(event, ApiContext())
+        payload = response.get("body") or ""
+        if response.get("isBase64Encoded"):
+            import base64
+
+            data = base64.b64decode(payload)
+        else:
+            data = payload.encode() if isinstance(payload, str) else bytes(payload)
+        out_headers = {k: str(v) for k, v in (response.get("headers") or {}).items()}
+        for key, values in (response.get("multiValueHeaders") or {}).items():
+            out_headers[key] = ", ".join(map(str, values))
+        return int(response.get("statusCode", 500)), out_headers, data
+
+
+class ApiContext:
+    """Enough of a Lambda context for the API handler."""
+
+    function_name = "ApiFunction"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:ApiFunction"
+    aws_request_id = "local"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
+
+def api_gateway_event(
+    method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str], body: bytes
+) -> dict[str, Any]:
+    """The API Gateway REST API proxy event (payload format 1.0) for an HTTP request."""
+    text: str | None
+    encoded = False
+    if not body:
+        text = None
+    else:
+        try:
+            text = body.decode()
+        except UnicodeDecodeError:
+            import base64
+
+            text, encoded = base64.b64encode(body).decode(), True
+    return {
+        "resource": "/{proxy+}",
+        "path": path,
+        "httpMethod": method,
+        "headers": dict(headers),
+        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "queryStringParameters": dict(query) or None,
+        "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} or None,
+        "pathParameters": {"proxy": path.lstrip("/")},
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": "/{proxy+}",
+            "httpMethod": method,
+            "path": f"/local{path}",
+            "stage": "local",
+            "requestId": str(uuid.uuid4()),
+            "requestTimeEpoch": int(time.time() * 1000),
+            "identity": {"sourceIp": "127.0.0.1", "userAgent": headers.get("User-Agent", "")},
+            "accountId": "123456789012",
+            "apiId": "local",
+            "protocol": "HTTP/1.1",
+        },
+        "body": text,
+        "isBase64Encoded": encoded,
+    }
+
+
+def pretty(data: bytes) -> str:
+    """JSON bodies, indented, for the terminal."""
+    try:
+        return json.dumps(json.loads(data), indent=2)
+    except ValueError:
+        return data.decode(errors="replace")
