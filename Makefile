@@ -3,6 +3,9 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# aws-sam-cli and cfn-lint pin boto3 and pydantic: they get a virtualenv of their own.
+SAMVENV := .venv-sam
+SAM := $(SAMVENV)/bin/sam
 
 .PHONY: demo test lint typecheck unit bench install clean
 
@@ -14,7 +17,12 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+$(SAM):
+	$(PY) -m venv $(SAMVENV)
+	$(SAMVENV)/bin/pip install --quiet --upgrade pip
+	$(SAMVENV)/bin/pip install --quiet 'aws-sam-cli>=1.170,<2' 'cfn-lint>=1.58,<2'
+
+install: $(STAMP) $(SAM)
 
 demo: $(STAMP)
 	$(BIN)/python -m workflows.demo
@@ -26,8 +34,8 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
-	$(BIN)/pytest
+unit: $(STAMP) $(SAM)
+	SAM_CLI=$(abspath $(SAM)) $(BIN)/pytest
 
 test: lint typecheck unit
 
@@ -35,4 +43,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(SAMVENV) .mypy_cache .pytest_cache .ruff_cache
