@@ -30,6 +30,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check handler tests infra bench
 	$(BIN)/ruff format --check handler tests infra bench
+	$(BIN)/workflows lint handler/
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -16,6 +16,11 @@ DEFAULT_PORT = 8787
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``workflows`` console script."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["lint"]:  # the linter parses its own options (--format, --no-ignore)
+        from workflows.lint import main as lint_main
+
+        return lint_main(argv[1:])
     parser = argparse.ArgumentParser(prog="workflows", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -36,14 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     status.add_argument("id")
     status.add_argument("--url", default=f"http://127.0.0.1:{DEFAULT_PORT}")
 
-    lint = commands.add_parser("lint", help="check workflow code against the rules of Workflows")
-    lint.add_argument("args", nargs=argparse.REMAINDER)
+    commands.add_parser(
+        "lint", help="check workflow code against the rules of Workflows (see `workflows lint -h`)"
+    )
 
     args = parser.parse_args(argv)
-    if args.command == "lint":
-        from workflows.lint import main as lint_main
-
-        return lint_main(list(args.args))
     if args.command == "status":
         return _status(args.name, args.id, args.url)
     if args.command == "run":

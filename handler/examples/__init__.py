@@ -1,0 +1,44 @@
+"""The rules of Workflows (Cloudflare's good / bad examples), ported to Python.
+
+One module per seed rule, with the good workflow (``...Workflow``) and the bad one
+(``Bad...Workflow``) side by side. Each bad line carries ``# workflows: ignore[WF1xx]`` naming
+the lint rule that catches it, so ``workflows lint handler/`` is clean and
+``workflows lint --no-ignore handler/examples`` shows every bad pattern.
+
+The examples read their services from ``self.env`` (``self.env.KV``, ``self.env.PAYMENTS``,
+...), as Cloudflare Workers read bindings; :func:`examples._fakes.example_env` gives local
+fakes for all of them. :data:`GOOD_WORKFLOWS` maps registration names to the good classes.
+"""
+
+from __future__ import annotations
+
+from workflows import WorkflowEntrypoint
+
+from .await_steps import AwaitStepsWorkflow
+from .conditional_logic import ConditionalLogicWorkflow
+from .deterministic_side_effects import AnotherWorkflow, DeterministicSideEffectsWorkflow
+from .deterministic_step_names import DeterministicStepNamesWorkflow
+from .dont_mutate_event import DontMutateEventWorkflow
+from .granular_steps import GranularStepsWorkflow
+from .idempotent_charge import IdempotentChargeWorkflow
+from .large_results import LargeResultsWorkflow
+from .no_state_outside_steps import NoStateOutsideStepsWorkflow
+from .race_inside_step import RaceInsideStepWorkflow
+
+__all__ = ["GOOD_WORKFLOWS"]
+
+GOOD_WORKFLOWS: dict[str, type[WorkflowEntrypoint]] = {
+    "idempotent-charge": IdempotentChargeWorkflow,
+    "granular-steps": GranularStepsWorkflow,
+    "no-state-outside-steps": NoStateOutsideStepsWorkflow,
+    "deterministic-side-effects": DeterministicSideEffectsWorkflow,
+    "another-workflow": AnotherWorkflow,
+    "dont-mutate-event": DontMutateEventWorkflow,
+    "deterministic-step-names": DeterministicStepNamesWorkflow,
+    "race-inside-step": RaceInsideStepWorkflow,
+    "await-steps": AwaitStepsWorkflow,
+    "conditional-logic": ConditionalLogicWorkflow,
+    "large-results": LargeResultsWorkflow,
+}
+"""Registration name → good workflow class (the code starting workflows lives in
+:mod:`examples.unique_instance_ids` and :mod:`examples.batch_create`)."""

@@ -1,0 +1,66 @@
+"""``workflows lint PATH... [--format text|json] [--no-ignore]``.
+
+Exit status: 0 when nothing is found, 1 when any finding (error or warning) is printed, 2 on
+bad usage or a path that cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .checker import lint_paths
+from .report import format_json, format_text, summary
+from .rules import RULES
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+_SUPPRESS_HINT = "Silence a finding with `# workflows: ignore[WF1xx]` on its line."
+
+
+def _parser() -> argparse.ArgumentParser:
+    rules = "\n".join(f"  {r.id}  {r.severity:<7}  {r.title}" for r in RULES.values())
+    parser = argparse.ArgumentParser(
+        prog="workflows lint",
+        description="Check workflow code against the rules of Workflows.",
+        epilog=f"rules:\n{rules}\n\n{_SUPPRESS_HINT}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or directories to check")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default text)"
+    )
+    parser.add_argument(
+        "--no-ignore",
+        action="store_true",
+        help="report findings even on lines with a `# workflows: ignore` comment",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the linter as a command and return its exit status.
+
+    Args:
+        argv: the arguments after ``workflows lint`` (``sys.argv[1:]`` when None).
+
+    Returns:
+        0 clean, 1 findings, 2 bad usage or unreadable path.
+    """
+    try:
+        options = _parser().parse_args(argv)
+    except SystemExit as exit_:  # argparse has printed the usage and the error
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    try:
+        findings = lint_paths(options.paths, honor_ignores=not options.no_ignore)
+    except OSError as error:
+        print(f"workflows lint: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if options.format == "json":
+        print(format_json(findings), flush=True)
+    elif findings:
+        print(format_text(findings), flush=True)
+    if not findings:
+        return EXIT_CLEAN
+    if options.format == "text":
+        print(summary(findings), file=sys.stderr)
+    return EXIT_FINDINGS

@@ -1,0 +1,33 @@
+"""Rendering findings: one line per finding for people, a JSON list for tools."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+
+from .findings import Finding
+
+
+def format_text(findings: Sequence[Finding]) -> str:
+    """``file:line:col: RULE severity: message [seed: rule]``, one finding per line."""
+    return "\n".join(
+        f"{f.path}:{f.line}:{f.col}: {f.rule} {f.severity}: {f.message} [seed: {f.seed_rule}]"
+        for f in findings
+    )
+
+
+def format_json(findings: Sequence[Finding]) -> str:
+    """A JSON list of objects with the fields of :class:`~workflows.lint.Finding`."""
+    return json.dumps([asdict(f) for f in findings], indent=2, ensure_ascii=False)
+
+
+def summary(findings: Sequence[Finding]) -> str:
+    """``"3 problems (2 errors, 1 warning)"``."""
+    errors = sum(1 for f in findings if f.severity == "error")
+    warnings = len(findings) - errors
+    noun = "problem" if len(findings) == 1 else "problems"
+    return (
+        f"{len(findings)} {noun} ({errors} error{'s' * (errors != 1)}, "
+        f"{warnings} warning{'s' * (warnings != 1)})"
+    )
