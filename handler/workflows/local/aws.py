@@ -180,15 +180,20 @@ class LocalAws:
 
 
 class LambdaContext:
-    """Enough of a Lambda context for the handlers (15 minutes to go, always)."""
+    """Enough of a Lambda context for the handlers: a name and a fixed time budget."""
 
-    function_name = "RunnerFunction"
     memory_limit_in_mb = 512
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:RunnerFunction"
     aws_request_id = "local"
 
+    def __init__(self, function_name: str = "RunnerFunction", remaining_ms: int = 900_000) -> None:
+        self.function_name = function_name
+        self.invoked_function_arn = (
+            f"arn:aws:lambda:us-east-1:123456789012:function:{function_name}"
+        )
+        self._remaining_ms = remaining_ms
+
     def get_remaining_time_in_millis(self) -> int:
-        return 900_000
+        return self._remaining_ms
 
 
 def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from workflows.engine.entrypoint import WorkflowEntrypoint
 from workflows.engine.model import InstanceRecord
 from workflows.engine.runner import RunnerSettings
 
-from .aws import LocalAws
+from .aws import LambdaContext, LocalAws
 from .clock import SkippingClock
 
 DEV_RUNNER = RunnerSettings(lease_seconds=960.0, inline_wait=1.0, signal_interval=0.0)
@@ -160,7 +160,7 @@ class LocalRuntime:
 
         set_runtime(self.aws.runtime)
         event = api_gateway_event(method, path, query, headers, body)
-        response = handler(event, ApiContext())
+        response = handler(event, LambdaContext("ApiFunction", 29_000))
         payload = response.get("body") or ""
         if response.get("isBase64Encoded"):
             import base64
@@ -172,18 +172,6 @@ class LocalRuntime:
         for key, values in (response.get("multiValueHeaders") or {}).items():
             out_headers[key] = ", ".join(map(str, values))
         return int(response.get("statusCode", 500)), out_headers, data
-
-
-class ApiContext:
-    """Enough of a Lambda context for the API handler."""
-
-    function_name = "ApiFunction"
-    memory_limit_in_mb = 512
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:ApiFunction"
-    aws_request_id = "local"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 29_000
 
 
 def api_gateway_event(
