@@ -31,7 +31,7 @@ def json_lines(text: str) -> list[dict[str, Any]]:
 
 
 def test_runner_log_lines_carry_workflow_instance_step_and_attempt(
-    aws_env: Any, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str], aws_env: Any
 ) -> None:
     env = aws_env({"flaky": FlakyOnce})
     inst = env.create("flaky", id="f-1")

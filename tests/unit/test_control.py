@@ -83,7 +83,7 @@ def test_terminate_stops_the_instance_and_cancels_its_wake_up() -> None:
     env.clock.advance("2 hours")
     env.run_until_idle()
     assert inst.status().status == "terminated"
-    assert [s.name for s in inst.status().steps] == ["nap"]
+    assert [(s.name, s.status) for s in inst.status().steps] == [("nap", "cancelled")]
 
 
 def test_terminating_a_finished_instance_is_a_clear_error() -> None:

@@ -119,6 +119,7 @@ def test_mutating_the_event_fails_with_an_error_naming_the_rule() -> None:
     error = inst.status().error
     assert error.name == "EventMutationError"
     assert "don't mutate the incoming event" in error.message
+    assert inst.status().steps[0].attempts == 1  # a programming error is not retried
 
 
 def test_the_event_is_deep_immutable_but_copyable() -> None:

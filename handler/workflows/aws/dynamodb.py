@@ -278,7 +278,10 @@ class DynamoStore:
             "Limit": limit,
         }
         if cursor:
-            query["ExclusiveStartKey"] = _decode_cursor(cursor)
+            start = _decode_cursor(cursor)
+            if start.get(key) != it.s(value):  # a cursor of another listing
+                raise InvalidInput("cursor belongs to another listing; start again without it")
+            query["ExclusiveStartKey"] = start
         page = _boundary(lambda: self.client.query(**query))
         records = [it.instance_record(i) for i in page.get("Items", [])]
         last = page.get("LastEvaluatedKey")
@@ -613,13 +616,24 @@ def _encode_cursor(key: Mapping[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(key, sort_keys=True).encode()).decode()
 
 
+_CURSOR_KEYS = {"pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"}
+
+
 def _decode_cursor(cursor: str) -> dict[str, Any]:
+    """The start key a cursor came from; anything we did not hand out is InvalidInput."""
+    invalid = InvalidInput("cursor is not valid; pass back the cursor of the previous page")
     try:
         value = json.loads(base64.urlsafe_b64decode(cursor.encode()))
     except (ValueError, TypeError):
-        raise InvalidInput(
-            "cursor is not valid; pass back the cursor of the previous page"
-        ) from None
-    if not isinstance(value, dict):
-        raise InvalidInput("cursor is not valid; pass back the cursor of the previous page")
+        raise invalid from None
+    if not isinstance(value, dict) or not {"pk", "sk"} <= set(value) <= _CURSOR_KEYS:
+        raise invalid
+    for attribute in value.values():
+        if not (
+            isinstance(attribute, dict)
+            and set(attribute) == {"S"}
+            and isinstance(attribute["S"], str)
+            and attribute["S"]
+        ):
+            raise invalid
     return value

@@ -67,14 +67,16 @@ class UnawaitedStepError(WorkflowError):
     code = "unawaited_step"
 
 
-class EventMutationError(WorkflowError, TypeError):
-    """Code tried to change the (deep-frozen) workflow event."""
+class EventMutationError(NonRetryableError, TypeError):
+    """Code tried to change the (deep-frozen) workflow event. A programming error: a step that
+    raises it fails at once instead of retrying."""
 
     code = "event_mutation"
 
 
-class InvalidStepError(WorkflowError, ValueError):
-    """A step call broke a rule: bad name, bad config, bad duration, too many steps."""
+class InvalidStepError(NonRetryableError, ValueError):
+    """A step call broke a rule: bad name, bad config, bad duration, too many steps. Raised in
+    a step callback (a nested step), it fails that step at once instead of retrying."""
 
     code = "invalid_step"
 

@@ -16,7 +16,13 @@ from typing import Any
 
 from . import codec
 from .clock import Clock
-from .errors import InvalidInput, InvalidTransition, UnknownWorkflow, WorkflowError
+from .errors import (
+    ConcurrentModification,
+    InvalidInput,
+    InvalidTransition,
+    UnknownWorkflow,
+    WorkflowError,
+)
 from .limits import check_id, check_workflow_name
 from .model import (
     FINISHED,
@@ -170,7 +176,13 @@ class InstanceService:
             status=record.status,
             output=codec.decode(record.output) if record.output is not None else None,
             error=record.error,
-            steps=build_timeline(state.entries, self.clock.time(), record.pauses),
+            steps=build_timeline(
+                state.entries,
+                # a finished instance's steps are judged as they were when it finished
+                record.finished_at or self.clock.time(),
+                record.pauses,
+                finished=record.status in FINISHED,
+            ),
             created_at=record.created_at,
             finished_at=record.finished_at,
             wake_at=record.wake_at,
@@ -313,7 +325,7 @@ class InstanceService:
             )
             if updated is not None:
                 return updated
-        raise WorkflowError(f"instance {ref} is changing too fast; try again")
+        raise ConcurrentModification(f"instance {ref} is changing too fast; try again")
 
     def _wake_if_idle(self, record: InstanceRecord) -> None:
         """Post a wake-up unless a runner holds the lease (it will see the new version)."""

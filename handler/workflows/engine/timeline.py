@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -13,9 +14,16 @@ _TYPES = {"do": "do", "sleep": "sleep", "wait_for_event": "waitForEvent"}
 
 
 def build_timeline(
-    entries: Iterable[JournalEntry], now: float, pauses: Sequence[tuple[float, float]] = ()
+    entries: Iterable[JournalEntry],
+    now: float,
+    pauses: Sequence[tuple[float, float]] = (),
+    finished: bool = False,
 ) -> list[StepInfo]:
-    """Rows in the order ``run()`` called the steps; nested steps follow their root step."""
+    """Rows in the order ``run()`` called the steps; nested steps follow their root step.
+
+    Once the instance has finished (errored, terminated), a step that was still retrying shows
+    as ``errored`` and a sleep or wait still pending as ``cancelled``: neither will go on.
+    """
     groups: dict[str, list[JournalEntry]] = {}
     for entry in sorted(entries, key=lambda e: (e.at, e.key)):
         groups.setdefault(base_key(entry), []).append(entry)
@@ -27,7 +35,18 @@ def build_timeline(
         nested = 0 if group[0].position is not None else 1
         return (float("inf") if root is None else root, nested, group[0].at)
 
-    return [_row(group, now, pauses) for _, group in sorted(groups.items(), key=order)]
+    rows = [_row(group, now, pauses) for _, group in sorted(groups.items(), key=order)]
+    if finished:
+        rows = [_ended(row) for row in rows]
+    return rows
+
+
+def _ended(row: StepInfo) -> StepInfo:
+    if row.status == "retrying":
+        return dataclasses.replace(row, status="errored")
+    if row.status == "waiting":
+        return dataclasses.replace(row, status="cancelled", end=None)
+    return row
 
 
 def _row(group: list[JournalEntry], now: float, pauses: Sequence[tuple[float, float]]) -> StepInfo:

@@ -1,0 +1,497 @@
+"""ApiFunction: the HTTP API of DESIGN §2 (API Gateway REST API, proxy integration).
+
+Thin: the resolver validates each request against the models in :mod:`.api_models`, the route
+calls :class:`~workflows.engine.service.InstanceService`, and the answer is shaped back into a
+model. Every failure is JSON ``{"error": {"code", "message"}}``:
+
+====  ======================  =================================================================
+400   invalid_json            the body is not JSON (or not UTF-8, or bad base64)
+400   invalid_body            the body is not what the route takes at all (e.g. a list for {})
+400   invalid_input           the engine refused a value: duplicate ids in a batch, bad event
+                              type, bad cursor, params over 1 MiB encoded
+404   unknown_workflow        no workflow of that name (a malformed name included)
+404   instance_not_found      no instance of that id (a malformed id included)
+404   not_found               no such route
+405   method_not_allowed      the route exists, not with this method (``Allow`` lists them)
+409   instance_exists         the id is taken (ids are never reused)
+409   invalid_transition      the instance has finished (pause, resume, terminate, events)
+413   body_too_large          the body is over 1 MiB
+415   unsupported_media_type  a body that is not ``application/json``
+422   validation_error        a field is missing, of the wrong type, unknown, or out of range
+503   storage_error           DynamoDB or SQS failed; safe to retry
+500   internal_error          a bug; logged with its traceback
+====  ======================  =================================================================
+
+A request that gets a 4xx has written nothing: every check runs before the first write.
+``GET /openapi.json`` serves the OpenAPI 3.1 document; ``GET /docs`` the Swagger UI (bundled
+assets, no CDN).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Callable, Mapping
+from http import HTTPStatus
+from typing import Annotated, Any, TypeVar
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+
+from workflows.aws.runtime import get_runtime
+from workflows.engine.clock import iso
+from workflows.engine.errors import (
+    ConcurrentModification,
+    InstanceAlreadyExists,
+    InstanceNotFound,
+    InvalidInput,
+    InvalidTransition,
+    StorageError,
+    UnknownWorkflow,
+)
+from workflows.engine.limits import check_id
+from workflows.engine.model import InstanceRef, InstanceStatus
+from workflows.engine.service import InstanceService
+from workflows.observability import logger
+
+from .api_models import (
+    MAX_BATCH,
+    BatchResult,
+    ErrorBody,
+    EventAccepted,
+    InstanceDetails,
+    InstanceHandle,
+    InstanceList,
+    InstanceSummary,
+    NewInstance,
+    StatusChange,
+    WorkflowList,
+)
+
+__all__ = ["MAX_BODY_BYTES", "app", "handler"]
+
+MAX_BODY_BYTES = 1024 * 1024
+API_TITLE = "Workflows"
+API_VERSION = "1.0"
+_JSON = "application/json"
+_BODY_METHODS = {"POST", "PUT", "PATCH"}
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _strict_json(text: str) -> Any:
+    """``json.loads`` that refuses NaN/Infinity and absurd nesting as malformed JSON.
+
+    The resolver turns a ``JSONDecodeError`` into a validation error (400 here); anything else
+    would escape as a 500.
+    """
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not JSON")
+
+    try:
+        return json.loads(text, parse_constant=refuse)
+    except json.JSONDecodeError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        message = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise json.JSONDecodeError(message, text, 0) from None
+
+
+app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_strict_json)
+app.configure_openapi(
+    title=API_TITLE,
+    version=API_VERSION,
+    description=(
+        "Create, inspect and control durable workflow instances (the model of Cloudflare "
+        "Workflows). Every error answer is {error: {code, message}}."
+    ),
+)
+app.enable_swagger(path="/docs")
+
+# path pattern → methods, to tell "no such route" (404) from "wrong method" (405)
+_ROUTES: dict[re.Pattern[str], set[str]] = {
+    re.compile("^/docs$"): {"GET"},
+    re.compile(r"^/openapi\.json$"): {"GET"},
+}
+
+
+def _route(
+    method: str,
+    rule: str,
+    *,
+    ok: tuple[int, ...] = (200,),
+    fails: tuple[int, ...] = (),
+    **options: Any,
+) -> Callable[[_F], _F]:
+    """Register ``rule`` on the resolver and remember its method (404 vs 405).
+
+    ``ok`` are the success codes, documented with the route's return model; ``fails`` the error
+    codes, documented with :class:`ErrorBody` (so are 422, which validation may always answer,
+    and 503, which any store call may).
+    """
+    segments = ("[^/]+" if s.startswith("<") else re.escape(s) for s in rule.split("/"))
+    _ROUTES.setdefault(re.compile("^" + "/".join(segments) + "$"), set()).add(method)
+    responses: dict[int, OpenAPIResponse] = {
+        code: {"description": HTTPStatus(code).phrase} for code in ok
+    }  # no content: the resolver documents the return annotation
+    for code in sorted({*fails, 422, 503}):
+        responses[code] = {
+            "description": HTTPStatus(code).phrase,
+            "content": {_JSON: {"model": ErrorBody}},
+        }
+    decorator: Callable[[_F], _F] = app.route(
+        rule, method, responses=responses, status_code=ok[0], **options
+    )
+    return decorator
+
+
+# --- the routes ---------------------------------------------------------------------------
+
+WorkflowName = Annotated[str, Path(description="A registered workflow's name.")]
+InstanceId = Annotated[str, Path(description="The instance's id.")]
+
+
+@_route("GET", "/workflows", summary="List the registered workflows", tags=["workflows"])
+def list_workflows() -> WorkflowList:
+    """The names of the registered workflows."""
+    return WorkflowList(workflows=sorted(get_runtime().workflows))
+
+
+@_route(
+    "POST",
+    "/workflows/<name>/instances",
+    summary="Create an instance",
+    tags=["instances"],
+    ok=(201,),
+    fails=(400, 404, 409, 413, 415),
+)
+def create_instance(
+    name: WorkflowName,
+    new: Annotated[
+        NewInstance | None, Body(description="Omit for a generated id, no params.")
+    ] = None,
+) -> InstanceHandle:
+    """Create an instance and queue its first run; a taken id is a 409."""
+    new = new or NewInstance()
+    record = _service().create(_workflow(name), new.requested_id, new.params)
+    return InstanceHandle(id=record.id, status=record.status)
+
+
+@_route(
+    "POST",
+    "/workflows/<name>/instances/batch",
+    summary="Create up to 100 instances",
+    description=(
+        "Idempotent: items whose id exists are skipped and reported in errors. 201 when "
+        "something was created, 200 when nothing was. One malformed item rejects the batch."
+    ),
+    tags=["instances"],
+    ok=(201, 200),
+    fails=(400, 404, 413, 415),
+)
+def create_batch(
+    name: WorkflowName,
+    items: Annotated[list[NewInstance], Body(max_length=MAX_BATCH, description="≤ 100 items.")],
+) -> Response[BatchResult]:
+    """Create many instances at once."""
+    result = _service().create_batch(
+        _workflow(name), [{"id": i.requested_id, "params": i.params} for i in items]
+    )
+    answer = BatchResult.model_validate(result.to_dict())
+    status = HTTPStatus.CREATED if answer.created else HTTPStatus.OK
+    return Response(status_code=status, content_type=_JSON, body=answer)
+
+
+@_route(
+    "GET",
+    "/workflows/<name>/instances",
+    summary="List a workflow's instances",
+    tags=["instances"],
+    fails=(400, 404),
+)
+def list_instances(
+    name: WorkflowName,
+    status: Annotated[InstanceStatus | None, Query(description="Only this status.")] = None,
+    cursor: Annotated[str | None, Query(description="From the previous page.")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Page size.")] = 50,
+) -> InstanceList:
+    """One page of instances, newest first."""
+    page = _service().list(_workflow(name), status, cursor, limit)
+    rows = [
+        InstanceSummary(
+            id=r.id, status=r.status, created=iso(r.created_at), finished=iso(r.finished_at)
+        )
+        for r in page.records
+    ]
+    return InstanceList(instances=rows, cursor=page.cursor)
+
+
+@_route(
+    "GET",
+    "/workflows/<name>/instances/<instance_id>",
+    summary="An instance's status, output, error and steps",
+    tags=["instances"],
+    fails=(404,),
+)
+def get_instance(name: WorkflowName, instance_id: InstanceId) -> InstanceDetails:
+    """Status, output, error and the step timeline."""
+    view = _service().status(_instance(name, instance_id))
+    return InstanceDetails.model_validate(view.to_dict())
+
+
+@_route(
+    "PATCH",
+    "/workflows/<name>/instances/<instance_id>/status",
+    summary="Pause, resume, terminate or restart an instance",
+    tags=["instances"],
+    fails=(400, 404, 409, 413, 415),
+)
+def change_status(
+    name: WorkflowName, instance_id: InstanceId, change: Annotated[StatusChange, Body()]
+) -> InstanceHandle:
+    """Apply the action; finished instances can only be restarted (409 otherwise)."""
+    ref = _instance(name, instance_id)
+    service = _service()
+    actions = {
+        "pause": service.pause,
+        "resume": service.resume,
+        "terminate": service.terminate,
+        "restart": service.restart,
+    }
+    record = actions[change.status](ref)
+    return InstanceHandle(id=record.id, status=record.status)
+
+
+@_route(
+    "POST",
+    "/workflows/<name>/instances/<instance_id>/events/<event_type>",
+    summary="Send an event to an instance",
+    description="Buffered until the instance's next wait_for_event of this type.",
+    tags=["instances"],
+    ok=(202,),
+    fails=(400, 404, 409, 413, 415),
+)
+def send_event(
+    name: WorkflowName,
+    instance_id: InstanceId,
+    event_type: Annotated[str, Path(description="The type wait_for_event waits for.")],
+    payload: Annotated[Any, Body(description="Any JSON (≤ 1 MiB); empty body = null.")] = None,
+) -> EventAccepted:
+    """Record the event and wake the instance if it is idle."""
+    ref = _instance(name, instance_id)
+    event = _service().send_event(ref, event_type, payload)
+    return EventAccepted(instance_id=ref.id, type=event.type, event_id=event.id)
+
+
+@app.get("/openapi.json", include_in_schema=False)
+def openapi_document() -> Response[str]:
+    """The OpenAPI 3.1 document of this API."""
+    return Response(status_code=200, content_type=_JSON, body=app.get_openapi_json_schema())
+
+
+def _service() -> InstanceService:
+    return get_runtime().service
+
+
+def _workflow(name: str) -> str:
+    """The workflow name; a malformed name is as unknown as an unregistered one (404)."""
+    try:
+        return _service().check_workflow(name)
+    except InvalidInput as exc:
+        raise UnknownWorkflow(f"{exc}, so no workflow is registered under it") from None
+
+
+def _instance(name: str, instance_id: str) -> InstanceRef:
+    """The instance's ref; a malformed id names no instance (404), and is never looked up."""
+    workflow = _workflow(name)
+    try:
+        check_id(instance_id)
+    except InvalidInput as exc:
+        raise InstanceNotFound(f"no instance of workflow {workflow!r} has this id: {exc}") from None
+    return InstanceRef(workflow, instance_id)
+
+
+# --- errors -------------------------------------------------------------------------------
+
+
+def _error(
+    status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+) -> Response[dict[str, Any]]:
+    return Response(
+        status_code=status,
+        content_type=_JSON,
+        body={"error": {"code": code, "message": message}},
+        headers=dict(headers or {}),
+    )
+
+
+def _domain(status: int) -> Callable[[Exception], Response[dict[str, Any]]]:
+    def answer(exc: Exception) -> Response[dict[str, Any]]:
+        return _error(status, getattr(exc, "code", "error"), str(exc))
+
+    return answer
+
+
+def _storage_failed(exc: StorageError) -> Response[dict[str, Any]]:
+    logger().warning("storage failed", extra={"error": str(exc)})
+    message = f"the store is unavailable; nothing was changed, retry shortly ({exc.code})"
+    return _error(503, "storage_error", message, {"Retry-After": "1"})
+
+
+def _invalid_request(exc: RequestValidationError) -> Response[dict[str, Any]]:
+    """Malformed JSON and a body of the wrong kind are 400; a bad field is 422."""
+    errors = list(exc.errors())
+    for error in errors:
+        if error.get("type") == "json_invalid":
+            reason = (error.get("ctx") or {}).get("error", "malformed")
+            return _error(400, "invalid_json", f"the body is not valid JSON ({reason})")
+    whole = [e for e in errors if tuple(e.get("loc", ())) == ("body",)]
+    if whole:
+        return _error(
+            400, "invalid_body", f"the body is not what this route takes: {_describe(whole)}"
+        )
+    return _error(422, "validation_error", _describe(errors))
+
+
+def _describe(errors: list[Any]) -> str:
+    """``where: what`` for the first few validation errors (never echoing the input)."""
+    parts = []
+    for error in errors[:5]:
+        where = ".".join(str(p) for p in error.get("loc", ())) or "request"
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        if error.get("type") == "string_pattern_mismatch":
+            message = "may only contain letters, digits, '-' and '_', and must not start with '-'"
+        parts.append(f"{where}: {message}")
+    more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+    return "; ".join(parts) + more
+
+
+def _unsupported_media(exc: RequestUnsupportedContentType) -> Response[dict[str, Any]]:
+    return _error(415, "unsupported_media_type", "send the body as Content-Type: application/json")
+
+
+def _no_route(exc: NotFoundError) -> Response[dict[str, Any]]:
+    """404 for a path no route has; 405 (with ``Allow``) for a path served by other methods."""
+    method = app.current_event.http_method.upper()
+    path = app.current_event.path
+    allowed = sorted({m for p, ms in _ROUTES.items() if p.match(path) for m in ms})
+    if allowed:
+        return _error(
+            405,
+            "method_not_allowed",
+            f"{method} is not allowed on {path}; use {', '.join(allowed)}",
+            {"Allow": ", ".join(allowed)},
+        )
+    return _error(404, "not_found", f"no route {method} {path}; see /docs for the API")
+
+
+def _unexpected(exc: Exception) -> Response[dict[str, Any]]:
+    logger().exception("unexpected error in the API")
+    return _error(500, "internal_error", "internal error; it has been logged")
+
+
+# The resolver picks the handler of the most specific class in the exception's MRO.
+_ANSWERS: list[tuple[type[Exception] | list[type[Exception]], Callable[..., Any]]] = [
+    (InvalidInput, _domain(400)),
+    ([UnknownWorkflow, InstanceNotFound], _domain(404)),
+    ([InstanceAlreadyExists, InvalidTransition, ConcurrentModification], _domain(409)),
+    (StorageError, _storage_failed),
+    (RequestValidationError, _invalid_request),
+    (RequestUnsupportedContentType, _unsupported_media),
+    (NotFoundError, _no_route),
+    (Exception, _unexpected),
+]
+for _raised, _answer in _ANSWERS:
+    app.exception_handler(_raised)(_answer)
+
+
+# --- the Lambda entry point ---------------------------------------------------------------
+
+
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """The Lambda entry point (API Gateway REST API proxy event, payload v1)."""
+    rejected = _check_envelope(event)
+    if rejected is not None:
+        return rejected
+    try:
+        return app.resolve(event, context)
+    except Exception:  # the resolver's own handlers failed: still answer in our shape
+        logger().exception("unexpected error resolving the request")
+        return _proxy_answer(500, "internal_error", "internal error; it has been logged")
+
+
+def _check_envelope(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Refuse, before routing, a body that is too large, badly encoded or not JSON.
+
+    Size comes first for every request (as API Gateway's own payload limit does). Media type
+    and encoding only matter for the methods that carry a body here; the media type is checked
+    even when the body is empty, because the resolver would parse a form or multipart body.
+    """
+    body = event.get("body") or ""
+    if not isinstance(body, str):
+        return _proxy_answer(400, "invalid_body", "the body must be text")
+    if body and event.get("isBase64Encoded"):
+        if len(body) > (MAX_BODY_BYTES * 4) // 3 + 4:
+            return _too_large()
+        try:
+            raw = base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError):
+            return _proxy_answer(400, "invalid_body", "the body is not valid base64")
+    else:
+        raw = body.encode("utf-8", "surrogatepass")
+    if len(raw) > MAX_BODY_BYTES:
+        return _too_large()
+    if str(event.get("httpMethod", "")).upper() not in _BODY_METHODS:
+        return None
+    content_type = _header(event, "content-type")
+    if content_type and content_type.split(";")[0].strip().lower() != _JSON:
+        return _proxy_answer(
+            415,
+            "unsupported_media_type",
+            f"Content-Type {content_type!r} is not supported; send JSON with Content-Type: "
+            "application/json (or no Content-Type)",
+        )
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _proxy_answer(400, "invalid_json", "the body is not valid UTF-8")
+    return None
+
+
+def _too_large() -> dict[str, Any]:
+    return _proxy_answer(
+        413,
+        "body_too_large",
+        f"the body is over {MAX_BODY_BYTES:,} bytes (1 MiB); store large data elsewhere "
+        "(e.g. S3) and pass a reference",
+    )
+
+
+def _header(event: Mapping[str, Any], name: str) -> str | None:
+    for key, value in (event.get("headers") or {}).items():
+        if str(key).lower() == name and value is not None:
+            return str(value)
+    for key, values in (event.get("multiValueHeaders") or {}).items():
+        if str(key).lower() == name and values:
+            return str(values[-1])
+    return None
+
+
+def _proxy_answer(status: int, code: str, message: str) -> dict[str, Any]:
+    """A proxy-integration answer built without the resolver (envelope checks, last resort)."""
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": _JSON},
+        "multiValueHeaders": {},
+        "body": json.dumps({"error": {"code": code, "message": message}}),
+        "isBase64Encoded": False,
+    }

@@ -1,0 +1,195 @@
+"""The HTTP API's wire models: what each route takes and answers (DESIGN §2).
+
+They exist for two readers: the resolver, which validates requests and responses against them,
+and the OpenAPI document (``GET /openapi.json``, Swagger UI at ``/docs``), which is generated
+from them. The rules that need the registry or the store (is the workflow registered, is the id
+taken, is the batch free of duplicates) stay in :class:`~workflows.engine.service.InstanceService`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from workflows.engine.limits import ID_PATTERN, MAX_ID
+from workflows.engine.model import InstanceStatus
+from workflows.engine.service import MAX_BATCH
+
+__all__ = [
+    "MAX_BATCH",
+    "BatchError",
+    "BatchResult",
+    "ErrorBody",
+    "ErrorDetail",
+    "EventAccepted",
+    "InstanceDetails",
+    "InstanceHandle",
+    "InstanceList",
+    "InstanceSummary",
+    "NewInstance",
+    "StatusChange",
+    "StepError",
+    "StepView",
+    "WorkflowList",
+]
+
+_ID = ID_PATTERN.pattern
+_ID_HELP = f"1 to {MAX_ID} letters, digits, '-' or '_', not starting with '-'"
+
+
+class _Request(BaseModel):
+    """Request bodies refuse unknown keys, so a typo ("param") is an error, not a no-op."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- requests -------------------------------------------------------------------------------
+
+
+class NewInstance(_Request):
+    """One instance to create: an optional id (generated when omitted) and its params."""
+
+    instance_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ID,
+        pattern=_ID,
+        description=f"Unique forever within the workflow; {_ID_HELP}. Omit to get a UUID.",
+    )
+    id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ID,
+        pattern=_ID,
+        description="Same as instance_id (give one or the other).",
+    )
+    params: Any = Field(
+        default=None, description="Any JSON, at most 1 MiB encoded; the workflow's event.payload."
+    )
+
+    @model_validator(mode="after")
+    def _one_id(self) -> NewInstance:
+        if self.instance_id is not None and self.id is not None:
+            raise ValueError("give either instance_id or id, not both")
+        return self
+
+    @property
+    def requested_id(self) -> str | None:
+        """The id asked for, under either key (None: generate one)."""
+        return self.instance_id if self.instance_id is not None else self.id
+
+
+class StatusChange(_Request):
+    """What to do with an instance."""
+
+    status: Literal["pause", "resume", "terminate", "restart"] = Field(
+        description=(
+            "pause (at the next step boundary), resume, terminate (for good) or restart "
+            "(from the top, same id and params)"
+        )
+    )
+
+
+# --- answers --------------------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong, for a program (code) and for a person (message)."""
+
+    code: str = Field(description="Stable machine-readable code, e.g. instance_exists.")
+    message: str = Field(description="What is wrong and what to do about it.")
+
+
+class ErrorBody(BaseModel):
+    """Every 4xx and 5xx answer."""
+
+    error: ErrorDetail
+
+
+class WorkflowList(BaseModel):
+    """The registered workflows."""
+
+    workflows: list[str] = Field(description="Workflow names, sorted.")
+
+
+class InstanceHandle(BaseModel):
+    """An instance's id and its status after the request."""
+
+    id: str
+    status: InstanceStatus
+
+
+class BatchError(BaseModel):
+    """A batch item that was not created."""
+
+    index: int = Field(description="Position of the item in the request.")
+    id: str
+    code: str = Field(description="instance_exists: the id was already taken.")
+    message: str
+
+
+class BatchResult(BaseModel):
+    """What a batch create did. Sending the same batch again creates nothing."""
+
+    created: list[str] = Field(description="Ids of the instances created by this request.")
+    errors: list[BatchError] = Field(description="Items skipped because their id exists.")
+
+
+class InstanceSummary(BaseModel):
+    """One row of a listing."""
+
+    id: str
+    status: InstanceStatus
+    created: str | None = Field(description="ISO 8601, UTC.")
+    finished: str | None = Field(description="ISO 8601, UTC; null while not finished.")
+
+
+class InstanceList(BaseModel):
+    """One page of a workflow's instances, newest first."""
+
+    instances: list[InstanceSummary]
+    cursor: str | None = Field(description="Pass back as ?cursor= for the next page; null at end.")
+
+
+class StepError(BaseModel):
+    """How a step or an instance failed."""
+
+    name: str = Field(description="The error's class name.")
+    message: str
+
+
+class StepView(BaseModel):
+    """One row of an instance's step timeline."""
+
+    name: str
+    count: int = Field(description="1-based occurrence of this name in the run.")
+    type: Literal["do", "sleep", "waitForEvent"]
+    status: str = Field(description="complete, errored, running, waiting or retrying.")
+    attempts: int
+    start: str | None
+    end: str | None
+    output: Any = None
+    error: StepError | None = None
+
+
+class InstanceDetails(BaseModel):
+    """An instance's status, output, error and step timeline."""
+
+    id: str
+    workflow: str
+    status: InstanceStatus
+    output: Any = Field(default=None, description="What run() returned, once complete.")
+    error: StepError | None = Field(default=None, description="Why it errored, if it did.")
+    created: str | None = None
+    finished: str | None = None
+    wake_at: str | None = Field(default=None, description="Next scheduled wake-up, if any.")
+    steps: list[StepView]
+
+
+class EventAccepted(BaseModel):
+    """An event was recorded for the instance's next matching wait_for_event."""
+
+    instance_id: str
+    type: str
+    event_id: str

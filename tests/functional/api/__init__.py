@@ -1,0 +1,1 @@
+"""Functional tests of the API and trigger handlers (moto)."""
