@@ -63,8 +63,14 @@ def _registry() -> tuple[dict[str, Any], dict[str, Any]]:
         raise SystemExit(2) from None
 
 
-def _dev(host: str, port: int, *, skip_sleeps: bool) -> int:
+def _quiet_powertools() -> None:
+    """Locally, Powertools' JSON logs and EMF metrics would drown the status lines."""
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+
+
+def _dev(host: str, port: int, *, skip_sleeps: bool) -> int:
+    _quiet_powertools()
     from workflows.local.runtime import LocalRuntime
     from workflows.local.server import make_server
 
@@ -98,7 +104,7 @@ def _dev(host: str, port: int, *, skip_sleeps: bool) -> int:
 
 
 def _run(name: str, params_text: str, instance_id: str | None) -> int:
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    _quiet_powertools()
     from workflows.engine.errors import WorkflowError
     from workflows.local.runtime import LocalRuntime
     from workflows.timeline import render
