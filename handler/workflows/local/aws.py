@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -66,6 +67,7 @@ class LocalAws:
 
         self._mock = mock_aws()
         self._mock.start()
+        _serialize_moto()
         self.session = boto3.session.Session(
             aws_access_key_id="testing",
             aws_secret_access_key="testing",
@@ -177,6 +179,31 @@ class LocalAws:
                 )
                 fired += 1
         return fired
+
+
+_MOTO_LOCK = threading.RLock()
+
+
+def _serialize_moto() -> None:
+    """Make each moto call atomic, as each AWS call is.
+
+    moto's in-process backends are not thread-safe: two conditional updates racing from two
+    threads (the local runtime's HTTP threads and its worker) could both pass their condition.
+    Real DynamoDB evaluates a condition and applies the write atomically, and the engine relies
+    on that; so the embedded AWS handles one request at a time.
+    """
+    from moto.core.models import botocore_stubber
+
+    if getattr(botocore_stubber, "_workflows_serialized", False):
+        return
+    process = botocore_stubber.process_request
+
+    def serialized(request: Any) -> Any:
+        with _MOTO_LOCK:
+            return process(request)
+
+    botocore_stubber.process_request = serialized  # type: ignore[method-assign]
+    botocore_stubber._workflows_serialized = True  # type: ignore[attr-defined]
 
 
 class LambdaContext:
