@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -52,8 +53,7 @@ def wait_for(base: str, path: str, statuses: set[str], seconds: float = 60) -> d
 @pytest.fixture
 def dev_server() -> Iterator[str]:
     port = free_port()
-    command = shutil.which("workflows", path=str(Path(sys.executable).parent))
-    assert command, "the `workflows` console script is not installed in the venv"
+    command = cli()
     env = {**os.environ, "WORKFLOWS": "", "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [command, "dev", "--port", str(port)],
@@ -75,12 +75,15 @@ def dev_server() -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
-        process.terminate()
+        process.send_signal(signal.SIGINT)  # Ctrl-C
         try:
-            process.wait(timeout=20)
+            code = process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
             raise
+    output = process.stdout.read()
+    assert code == 0, output  # Ctrl-C stops it cleanly
+    assert "subscription/sub-1 -> complete" in output  # a line per instance state change
 
 
 def test_dev_server_runs_a_workflow_with_a_sleep_and_an_event_over_http(dev_server: str) -> None:
@@ -155,3 +158,34 @@ def test_dev_server_runs_a_workflow_with_a_sleep_and_an_event_over_http(dev_serv
     for instance_id in ("f-1", "f-2", "f-3"):
         done = wait_for(base, f"/workflows/flaky-fetch/instances/{instance_id}", {"complete"})
         assert done["steps"][0]["attempts"] == 3  # failed twice, retried with backoff
+
+    # `workflows status` reads an instance from the running server
+    shown = subprocess.run(
+        [cli(), "status", "subscription", "sub-1", "--url", base],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "subscription/sub-1: complete" in shown.stdout
+    assert "waitForEvent" in shown.stdout
+
+
+def cli() -> str:
+    command = shutil.which("workflows", path=str(Path(sys.executable).parent))
+    assert command, "the `workflows` console script is not installed in the venv"
+    return command
+
+
+def test_workflows_run_follows_one_instance_to_the_end_and_shows_its_timeline() -> None:
+    result = subprocess.run(
+        [cli(), "run", "flaky-fetch", "--id", "cli-1"],
+        cwd=ROOT, env={**os.environ, "WORKFLOWS": ""}, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "flaky-fetch/cli-1: complete" in result.stdout
+    assert "attempts=3" in result.stdout
+    bad = subprocess.run(
+        [cli(), "run", "flaky-fetch", "--params", "{not json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "--params is not JSON" in bad.stderr
