@@ -29,6 +29,7 @@ by DynamoDB by their own TTL.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
 from typing import Any
 
 from workflows.engine.model import (
@@ -81,6 +82,20 @@ def s(value: str) -> dict[str, str]:
 
 def n(value: float | int) -> dict[str, str]:
     return {"N": repr(value) if isinstance(value, float) else str(value)}
+
+
+def put_optional(
+    item: Item,
+    numbers: Mapping[str, float | int | None],
+    strings: Mapping[str, str | None],
+) -> None:
+    """Set the numbers and strings that have a value; leave the others out of the item."""
+    for name, number in numbers.items():
+        if number is not None:
+            item[name] = n(number)
+    for name, text in strings.items():
+        if text is not None:
+            item[name] = s(text)
 
 
 def get_s(item: Item, name: str) -> str | None:
@@ -193,14 +208,11 @@ def instance_item(record: InstanceRecord) -> tuple[Item, list[Item]]:
         "gsi2pk": s(record.workflow),
         "gsi2sk": s(created_sort_key(record.created_at, record.id)),
     }
-    for name in _INSTANCE_NUMBERS:
-        value = getattr(record, name)
-        if value is not None:
-            item[name] = n(value)
-    for name in ("lease_owner",):
-        value = getattr(record, name)
-        if value is not None:
-            item[name] = s(value)
+    put_optional(
+        item,
+        {name: getattr(record, name) for name in _INSTANCE_NUMBERS},
+        {"lease_owner": record.lease_owner},
+    )
     if record.error is not None:
         item["error"] = error_value(record.error)
     if record.pauses:
@@ -259,22 +271,11 @@ def entry_item(
         "attempt": n(entry.attempt),
         "expires_at": n(ttl),
     }
-    optional_numbers = {
-        "position": entry.position,
-        "started_at": entry.started_at,
-        "wake_at": entry.wake_at,
-    }
-    for name, number in optional_numbers.items():
-        if number is not None:
-            item[name] = n(number)
-    optional_strings = {
-        "parent": entry.parent,
-        "event_type": entry.event_type,
-        "event_id": entry.event_id,
-    }
-    for name, text in optional_strings.items():
-        if text is not None:
-            item[name] = s(text)
+    put_optional(
+        item,
+        {"position": entry.position, "started_at": entry.started_at, "wake_at": entry.wake_at},
+        {"parent": entry.parent, "event_type": entry.event_type, "event_id": entry.event_id},
+    )
     if entry.error is not None:
         item["error"] = error_value(entry.error)
     chunks: list[Item] = []
