@@ -39,3 +39,21 @@ def test_a_bad_entry_fails_at_start_up_naming_it(spec: str, fragment: str) -> No
     with pytest.raises(RuntimeError, match="WORKFLOWS entry") as info:
         load_workflows(spec)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("handler", ["api", "runner", "trigger", "sweep"])
+def test_a_lambda_cold_start_fails_on_a_bad_entry_naming_it(handler: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "WORKFLOWS": "orders=no_such_module_xyz:OrderWorkflow"}
+    result = subprocess.run(
+        [sys.executable, "-c", f"import workflows.entrypoints.{handler}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "cannot import module 'no_such_module_xyz'" in result.stderr

@@ -61,6 +61,7 @@ from workflows.engine.limits import check_id
 from workflows.engine.model import InstanceRef, InstanceStatus
 from workflows.engine.service import InstanceService
 from workflows.observability import logger
+from workflows.registry import load_workflows
 
 from .api_models import (
     MAX_BATCH,
@@ -75,6 +76,8 @@ from .api_models import (
     StatusChange,
     WorkflowList,
 )
+
+load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 
 __all__ = ["MAX_BODY_BYTES", "app", "handler"]
 

@@ -25,6 +25,9 @@ from workflows.aws.sqs import parse_work_message
 from workflows.engine.errors import InvalidInput
 from workflows.engine.runner import AdvanceResult
 from workflows.observability import logger, metrics
+from workflows.registry import load_workflows
+
+load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 
 _CONTEXT: ContextVar[Any] = ContextVar("lambda_context", default=None)
 

@@ -16,6 +16,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from workflows.aws.runtime import get_runtime
 from workflows.observability import logger, metrics
+from workflows.registry import load_workflows
+
+load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 
 GRACE_SECONDS = 120.0  # leave just-created instances to their own first message
 

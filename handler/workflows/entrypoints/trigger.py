@@ -49,6 +49,9 @@ from workflows.aws.runtime import get_runtime
 from workflows.engine.errors import InstanceAlreadyExists, InvalidInput, WorkflowError
 from workflows.engine.limits import ID_PATTERN, MAX_ID
 from workflows.observability import logger
+from workflows.registry import load_workflows
+
+load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 
 __all__ = [
     "Creation",
