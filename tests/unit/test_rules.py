@@ -272,7 +272,8 @@ def test_create_batch_skips_and_reports_existing_ids() -> None:
         }
     ]
     again = env.create_batch("m", [{"id": "b"}, {"id": "c"}])
-    assert again.created == []
+    assert again.created == [] and again["created"] == []
+    assert [e["id"] for e in again["errors"]] == ["b", "c"]
 
 
 def test_a_user_except_exception_cannot_swallow_a_suspension() -> None:

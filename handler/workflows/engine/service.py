@@ -58,6 +58,10 @@ class BatchResult:
     def to_dict(self) -> dict[str, Any]:
         return {"created": list(self.created), "errors": list(self.errors)}
 
+    def __getitem__(self, key: str) -> Any:
+        """Also readable as a mapping: ``result["created"]``."""
+        return self.to_dict()[key]
+
 
 class InstanceService:
     """Creates and controls instances of the registered workflows."""
