@@ -191,3 +191,33 @@ def test_callback_receives_ctx_with_step_attempt_and_config() -> None:
         "limit": 2,
         "timeout": 60.0,
     }
+
+
+class SiblingCrashes(WorkflowEntrypoint):
+    """One gathered step waits for a retry while its sibling dies mid-callback."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        async def flaky(ctx: Any) -> str:
+            if ctx.attempt == 1:
+                raise ConnectionError("retry me")
+            return "flaky ok"
+
+        async def dies_once() -> str:
+            await asyncio.sleep(0.01)  # still running when its sibling suspends run()
+            calls["sibling"] += 1
+            if calls["sibling"] == 1:
+                raise Crash()
+            return "sibling ok"
+
+        config = {"retries": {"limit": 2, "delay": "1 minute"}}
+        return await asyncio.gather(step.do("flaky", config, flaky), step.do("sibling", dies_once))
+
+
+def test_a_crash_in_a_step_still_running_after_run_suspended_kills_the_invocation() -> None:
+    calls.clear()
+    env = WorkflowTestEnv({"s": SiblingCrashes})
+    inst = env.create("s", id="s")
+    env.run_until_idle()
+    assert env.crashes == 1  # the crash was not swallowed while run() was already suspending
+    assert inst.status().output == ["flaky ok", "sibling ok"]
+    assert calls["sibling"] == 2

@@ -220,9 +220,16 @@ class Replay:
                 if not task.done():
                     task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+        died: BaseException | None = None
         for task in self._tasks:
             if task.done() and not task.cancelled():
-                task.exception()  # mark retrieved: errors were already handled in run()
+                error = task.exception()  # marks it retrieved; Exceptions were handled in run()
+                if error is not None and not isinstance(error, Exception | Suspend):
+                    died = died or error
+        if died is not None:
+            # A step still running when run() stopped took the invocation down (a crash, a
+            # Lambda timeout): nothing after it may be written, as if the process had died.
+            raise died
 
     def is_replaying(self) -> bool:
         """True while run() is re-walking calls the journal already recorded."""
