@@ -68,3 +68,21 @@ def test_the_same_workflow_with_one_sleep_costs_two_invocations_and_one_schedule
     assert calls["dynamodb.Query"] - 1 == 2  # one load per invocation (+1 for status())
     # 100 results + the sleep + create + (lease + status) per invocation
     assert dynamodb_writes(calls) <= 101 + 1 + 2 * 2
+
+
+def test_create_batch_is_one_transaction_and_sqs_batches_of_ten(aws_env: Any) -> None:
+    env = aws_env({"seq": Sequential}, settings=LAMBDA_RUNNER)
+    calls = count_calls(env)
+    items = [{"id": f"b-{i}", "params": {"steps": 1}} for i in range(25)]
+    result = env.create_batch("seq", items)
+    assert len(result.created) == 25
+    assert calls["dynamodb.TransactWriteItems"] == 1
+    assert calls["sqs.SendMessageBatch"] == 3  # 10 + 10 + 5
+    assert calls["dynamodb.PutItem"] == 0
+    # with taken ids: the transaction fails naming them, and is retried once without them
+    calls.clear()
+    again = env.create_batch("seq", [*items[:3], {"id": "b-new", "params": {"steps": 1}}])
+    assert again.created == ["b-new"]
+    assert [e["id"] for e in again.errors] == ["b-0", "b-1", "b-2"]
+    assert calls["dynamodb.TransactWriteItems"] == 2
+    assert calls["sqs.SendMessageBatch"] == 1
