@@ -56,11 +56,6 @@ def decode(text: str | None, as_type: Any = None) -> Any:
     return _adapter(as_type).validate_python(value)
 
 
-def encoded_size(text: str) -> int:
-    """Size in bytes of encoded JSON text."""
-    return len(text.encode())
-
-
 @lru_cache(maxsize=256)
 def _adapter(as_type: Any) -> pydantic.TypeAdapter[Any]:
     return pydantic.TypeAdapter(as_type)

@@ -60,12 +60,6 @@ class ErrorInfo(dict[str, str]):
     def message(self) -> str:
         return self["message"]
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ErrorInfo | None:
-        if not data:
-            return None
-        return cls(str(data.get("name", "Error")), str(data.get("message", "")))
-
 
 @dataclass(frozen=True, slots=True)
 class InstanceRef:

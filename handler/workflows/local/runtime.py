@@ -12,7 +12,6 @@ crash would: the message is redelivered and the dead invocation's lease is treat
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import uuid
@@ -214,11 +213,3 @@ def api_gateway_event(
         "body": text,
         "isBase64Encoded": encoded,
     }
-
-
-def pretty(data: bytes) -> str:
-    """JSON bodies, indented, for the terminal."""
-    try:
-        return json.dumps(json.loads(data), indent=2)
-    except ValueError:
-        return data.decode(errors="replace")
