@@ -196,3 +196,19 @@ def instances_of(env: WorkflowTestEnv, workflow: str) -> list[str]:
 def step_rows(env_instance: Any) -> list[tuple[str, int, str, str, int]]:
     """The timeline as (name, count, type, status, attempts), root steps and nested ones."""
     return [(s.name, s.count, s.type, s.status, s.attempts) for s in env_instance.status().steps]
+
+
+def run_one(
+    workflow: type[WorkflowEntrypoint],
+    fakes: dict[str, Any],
+    name: str,
+    instance_id: str,
+    params: Any = None,
+    *,
+    max_invocations: int = 100_000,
+) -> tuple[WorkflowTestEnv, Any]:
+    """Register ``workflow`` as ``name`` on the fakes, create one instance, run until idle."""
+    env = WorkflowTestEnv({name: workflow}, env=fakes)
+    inst = env.create(name, id=instance_id, params=params)
+    env.run_until_idle(max_invocations=max_invocations)
+    return env, inst

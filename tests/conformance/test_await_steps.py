@@ -15,17 +15,14 @@ from examples.await_steps import AwaitStepsWorkflow, BadAwaitStepsWorkflow
 from workflows import WorkflowEntrypoint
 from workflows.testing import WorkflowTestEnv
 
-from ._support import crash_after, inject, step_rows
+from ._support import crash_after, inject, run_one, step_rows
 
 STEP = "fetch issues from GitHub"
 REPO = "cloudflare/workflows"
 
 
 def _run(workflow: type[WorkflowEntrypoint], fakes: dict[str, Any]) -> tuple[WorkflowTestEnv, Any]:
-    env = WorkflowTestEnv({"issues": workflow}, env=fakes)
-    inst = env.create("issues", id="issues-1", params={"repo_name": REPO})
-    env.run_until_idle()
-    return env, inst
+    return run_one(workflow, fakes, "issues", "issues-1", {"repo_name": REPO})
 
 
 def test_the_awaited_steps_result_is_used_also_after_a_crash() -> None:

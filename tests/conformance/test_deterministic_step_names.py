@@ -24,15 +24,12 @@ from examples.deterministic_step_names import (
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.testing import Crash, WorkflowTestEnv
 
-from ._support import TickingTime, crash_after, inject, step_rows
+from ._support import TickingTime, crash_after, inject, run_one, step_rows
 
 
 def _run(workflow: type[WorkflowEntrypoint], fakes: dict[str, Any]) -> tuple[WorkflowTestEnv, Any]:
-    env = WorkflowTestEnv({"names": workflow}, env=fakes)
-    inst = env.create("names", id="n-1", params={"user": "bob"})
     # bounded: an engine that kept re-running renamed steps would otherwise retry forever
-    env.run_until_idle(max_invocations=50)
-    return env, inst
+    return run_one(workflow, fakes, "names", "n-1", {"user": "bob"}, max_invocations=50)
 
 
 def test_a_step_per_list_entry_is_recorded_once_each_and_replays_without_rerunning(

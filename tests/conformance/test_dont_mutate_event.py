@@ -16,7 +16,7 @@ from examples.dont_mutate_event import BadDontMutateEventWorkflow, DontMutateEve
 from workflows import WorkflowEntrypoint
 from workflows.testing import WorkflowTestEnv
 
-from ._support import crash_after, step_rows
+from ._support import crash_after, run_one, step_rows
 
 GOOD_STEP = "good step that returns state"
 NEXT_STEP = "following step that uses that state"
@@ -26,10 +26,7 @@ BAD_STEP = "bad step that mutates the incoming event"
 def _run(
     workflow: type[WorkflowEntrypoint], fakes: dict[str, Any], user: str = "alice"
 ) -> tuple[WorkflowTestEnv, Any]:
-    env = WorkflowTestEnv({"users": workflow}, env=fakes)
-    inst = env.create("users", id="u-1", params={"user": user})
-    env.run_until_idle()
-    return env, inst
+    return run_one(workflow, fakes, "users", "u-1", {"user": user})
 
 
 def test_state_returned_by_a_step_is_used_by_the_next_step_after_a_crash_between_them() -> None:

@@ -15,17 +15,14 @@ from examples.granular_steps import BadGranularStepsWorkflow, GranularStepsWorkf
 from workflows import WorkflowEntrypoint
 from workflows.testing import Crash, WorkflowTestEnv
 
-from ._support import inject, step_rows
+from ._support import inject, run_one, step_rows
 
 KV_STEP = "get cutest cat from KV"
 CAT_STEP = "fetch cat image from http.cat"
 
 
 def _run(workflow: type[WorkflowEntrypoint], fakes: dict[str, Any]) -> tuple[WorkflowTestEnv, Any]:
-    env = WorkflowTestEnv({"cats": workflow}, env=fakes)
-    inst = env.create("cats", id="cats-1")
-    env.run_until_idle()
-    return env, inst
+    return run_one(workflow, fakes, "cats", "cats-1")
 
 
 def _down() -> ConnectionError:

@@ -16,7 +16,7 @@ from examples.idempotent_charge import IdempotentChargeWorkflow
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.testing import Crash, WorkflowTestEnv
 
-from ._support import crash_after, inject, step_rows
+from ._support import crash_after, inject, run_one, step_rows
 
 CUSTOMER = 123456
 STEP = f"charge {CUSTOMER} for its monthly subscription"
@@ -34,10 +34,7 @@ class UncheckedChargeWorkflow(WorkflowEntrypoint):
 
 
 def _run(workflow: type[WorkflowEntrypoint], fakes: dict[str, Any]) -> tuple[WorkflowTestEnv, Any]:
-    env = WorkflowTestEnv({"charge": workflow}, env=fakes)
-    inst = env.create("charge", id="sub-2025-01", params={"customer_id": CUSTOMER})
-    env.run_until_idle()
-    return env, inst
+    return run_one(workflow, fakes, "charge", "sub-2025-01", {"customer_id": CUSTOMER})
 
 
 def test_customer_is_charged_once_when_the_invocation_dies_right_after_the_payment_call() -> None:

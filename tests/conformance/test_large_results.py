@@ -22,16 +22,13 @@ from workflows import WorkflowEntrypoint
 from workflows.engine.codec import MAX_VALUE_BYTES
 from workflows.testing import WorkflowTestEnv
 
-from ._support import crash_after, inject, step_rows
+from ._support import crash_after, inject, run_one, step_rows
 
 STORE_STEP = "fetch and store large dataset"
 
 
 def _run(workflow: type[WorkflowEntrypoint], fakes: dict[str, Any]) -> tuple[WorkflowTestEnv, Any]:
-    env = WorkflowTestEnv({"data": workflow}, env=fakes)
-    inst = env.create("data", id="data-1")
-    env.run_until_idle()
-    return env, inst
+    return run_one(workflow, fakes, "data", "data-1")
 
 
 def test_a_stored_reference_keeps_the_result_small_and_the_data_retrievable_after_a_crash() -> None:
