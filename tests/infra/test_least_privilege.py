@@ -1,4 +1,5 @@
-"""Every IAM permission in template.yaml names its resources.
+"""Every IAM permission in template.yaml names its resources, and each function holds exactly
+the permissions its code calls for.
 
 A statement may use ``Resource: "*"`` only when every action in it is one IAM cannot scope to a
 resource, listed below with the reason. ``iam:PassRole`` may only pass the scheduler role, and
@@ -7,13 +8,14 @@ only to EventBridge Scheduler.
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from infra.template import load_template, resources_of_type
+
+from .code_paths import all_adapter_actions, module_actions, needed_by
 
 # Actions allowed on Resource "*", each with the reason nothing narrower exists.
 RESOURCE_STAR_ALLOWED = {
@@ -29,8 +31,13 @@ RESOURCE_STAR_ALLOWED = {
     ),
 }
 
-# Managed policies (by name or ARN) a function may attach, with the reason.
-MANAGED_POLICIES_ALLOWED: dict[str, str] = {}
+# Managed policies (by name or ARN) a role may attach, with the reason.
+MANAGED_POLICIES_ALLOWED: dict[str, str] = {
+    "arn:${AWS::Partition}:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs": (
+        "API Gateway's account-wide logging role (created only with ApiGatewayCloudWatchRole="
+        "create): it writes the logs of every API of the region, so it cannot name one group"
+    ),
+}
 
 SCHEDULER_ROLE_ARN = {"Fn::GetAtt": ["SchedulerRole", "Arn"]}
 
@@ -78,7 +85,10 @@ def collect() -> tuple[list[Statement], list[tuple[str, Any]]]:
         properties = role.get("Properties", {})
         for policy in properties.get("Policies", []):
             statements += statements_of(policy["PolicyDocument"], name)
-        attached += [(name, arn) for arn in properties.get("ManagedPolicyArns", [])]
+        attached += [
+            (name, arn.get("Fn::Sub", arn) if isinstance(arn, dict) else arn)
+            for arn in properties.get("ManagedPolicyArns", [])
+        ]
     for kind in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
         for name, policy in resources_of_type(template, kind).items():
             statements += statements_of(policy["Properties"]["PolicyDocument"], name)
@@ -187,108 +197,100 @@ def test_the_scheduler_role_can_only_be_assumed_by_this_accounts_scheduler() -> 
     assert condition["StringEquals"]["aws:SourceAccount"] == {"Ref": "AWS::AccountId"}
 
 
-# --- the grants cover what the adapters call (moto does not enforce IAM, AWS does) -----------
+# --- each function holds what its code calls, and nothing else -----------------------------
+# (moto does not enforce IAM; AWS does. A missing grant fails only in a deployed stack, an
+# unused one never fails: both are checked against the code, see code_paths.)
 
-ADAPTERS = Path(__file__).resolve().parents[2] / "handler" / "workflows" / "aws"
-# IAM prefix of each adapter module (one module per service).
-ADAPTER_SERVICES = {"dynamodb.py": "dynamodb", "sqs.py": "sqs", "scheduler.py": "scheduler"}
-# Operations authorized by another action (Service Authorization Reference).
-AUTHORIZED_BY = {
-    "sqs:SendMessageBatch": {"sqs:SendMessage"},
-    "sqs:DeleteMessageBatch": {"sqs:DeleteMessage"},
-    "dynamodb:TransactGetItems": {"dynamodb:GetItem"},
-    "scheduler:CreateSchedule": {"scheduler:CreateSchedule", "iam:PassRole"},
-    "scheduler:UpdateSchedule": {"scheduler:UpdateSchedule", "iam:PassRole"},
+# What SAM grants a function itself for its event sources, on the source's queue only.
+SAM_EVENT_GRANTS = {
+    "SQS": {
+        "sqs:ReceiveMessage",
+        "sqs:DeleteMessage",
+        "sqs:ChangeMessageVisibility",
+        "sqs:GetQueueAttributes",
+    },
 }
-# TransactWriteItems is authorized by the actions it contains.
-TRANSACT_ITEM_ACTIONS = {
-    "Put": "dynamodb:PutItem",
-    "Update": "dynamodb:UpdateItem",
-    "Delete": "dynamodb:DeleteItem",
-    "ConditionCheck": "dynamodb:ConditionCheckItem",
-}
+# The services the engine's adapters call; grants outside them are checked elsewhere.
+ENGINE_PREFIXES = ("dynamodb:", "sqs:", "scheduler:", "iam:PassRole")
 
 
-def _is_client(node: ast.expr) -> bool:
-    """``client``, ``self.client``, ``self._client``: what an adapter calls AWS through."""
-    if isinstance(node, ast.Attribute):
-        return node.attr.lstrip("_").endswith("client")
-    return isinstance(node, ast.Name) and node.id.lstrip("_").endswith("client")
-
-
-def adapter_actions(path: Path, service: str) -> set[str]:
-    """The IAM actions the operations called in one adapter module need."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    operations: set[str] = set()
-    transact_kinds: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if _is_client(node.func.value):
-                operation = node.func.attr
-                if operation == "get_paginator" and node.args:
-                    argument = node.args[0]
-                    assert isinstance(argument, ast.Constant), f"{path}: dynamic paginator"
-                    operation = str(argument.value)
-                if operation not in ("get_waiter", "can_paginate", "close"):
-                    operations.add("".join(part.title() for part in operation.split("_")))
-        elif isinstance(node, ast.Dict):
-            transact_kinds |= {
-                key.value
-                for key in node.keys
-                if isinstance(key, ast.Constant) and key.value in TRANSACT_ITEM_ACTIONS
-            }
-    needed: set[str] = set()
-    for operation in operations:
-        action = f"{service}:{operation}"
-        if action == "dynamodb:TransactWriteItems":
-            needed |= {TRANSACT_ITEM_ACTIONS[kind] for kind in transact_kinds}
-        else:
-            needed |= AUTHORIZED_BY.get(action, {action})
-    return needed
-
-
-def granted(function: str) -> set[str]:
-    return {
+def granted(function: str, *, with_event_sources: bool = True) -> set[str]:
+    """The actions the template allows ``function``: its statements, plus (by default) what
+    SAM adds for its event sources."""
+    actions = {
         action
         for statement in ALLOWS
         if statement.owner == function
         for action in statement.actions
     }
+    if with_event_sources:
+        properties = load_template()["Resources"][function]["Properties"]
+        for event in properties.get("Events", {}).values():
+            actions |= SAM_EVENT_GRANTS.get(event["Type"], set())
+    return actions
 
 
-def needed_by_the_adapters() -> dict[str, set[str]]:
-    return {
-        service: adapter_actions(ADAPTERS / module, service)
-        for module, service in ADAPTER_SERVICES.items()
-        if (ADAPTERS / module).is_file()
-    }
+def test_the_runner_may_call_everything_the_adapters_call() -> None:
+    # GIVEN every IAM action the adapters' calls need (a workflow's steps may use the whole
+    # engine through the client, so the runner's code path is all of it)
+    needed = all_adapter_actions()
+    # THEN the runner's policy (and its work-queue event source) grants each of them
+    missing = needed - granted("RunnerFunction")
+    assert not missing, f"RunnerFunction lacks {sorted(missing)} for the calls in workflows.aws"
 
 
 @pytest.mark.parametrize(
-    ("function", "services"),
-    [
-        # The API and the runner drive the whole engine: instances, wake-ups, schedules.
-        ("ApiFunction", ("dynamodb", "sqs", "scheduler")),
-        ("RunnerFunction", ("dynamodb", "sqs", "scheduler")),
-        # The trigger creates instances and enqueues their first run.
-        ("TriggerFunction", ("dynamodb", "sqs")),
-    ],
+    ("function", "entrypoint"),
+    [("ApiFunction", "api"), ("TriggerFunction", "trigger"), ("SweepFunction", "sweep")],
 )
-def test_each_function_may_call_what_the_adapters_it_uses_call(
-    function: str, services: tuple[str, ...]
+def test_each_function_holds_exactly_what_its_code_path_calls(
+    function: str, entrypoint: str
 ) -> None:
-    # GIVEN the IAM actions the service adapters' calls need
-    needed = needed_by_the_adapters()
-    if not needed:
-        pytest.skip("handler/workflows/aws has no adapters yet")
-    # THEN the function's policy grants each of them
-    wanted = set().union(*(needed.get(service, set()) for service in services))
-    missing = wanted - granted(function)
-    assert not missing, f"{function} lacks {sorted(missing)} for the calls in workflows.aws"
+    # GIVEN the IAM actions of the AWS calls reachable from the function's entrypoint
+    needed = needed_by(entrypoint)
+    # THEN its policy grants each of them, and no other action on the engine's services
+    held = {a for a in granted(function, with_event_sources=False) if a.startswith(ENGINE_PREFIXES)}
+    assert not needed - held, f"{function} lacks {sorted(needed - held)} its code calls"
+    assert not held - needed, (
+        f"{function} holds {sorted(held - needed)} that workflows.entrypoints.{entrypoint} never"
+        " calls: remove them from template.yaml"
+    )
 
 
-def test_the_sweep_may_list_instances_and_enqueue_them() -> None:
-    assert {"dynamodb:Query", "sqs:SendMessage"} <= granted("SweepFunction")
+# Permissions a function held without using them. Each must stay away (a test that only
+# compared against the code would pass again if the code started needing them by mistake).
+REMOVED = [
+    # The API cancels wake-ups (terminate, restart) but never schedules one.
+    ("ApiFunction", "scheduler:CreateSchedule"),
+    ("ApiFunction", "iam:PassRole"),
+    # The trigger only creates: a conditional put, then a work message.
+    ("TriggerFunction", "dynamodb:GetItem"),
+    ("TriggerFunction", "dynamodb:UpdateItem"),
+    ("TriggerFunction", "dynamodb:Query"),
+    ("TriggerFunction", "scheduler:CreateSchedule"),
+    ("TriggerFunction", "iam:PassRole"),
+]
+
+
+@pytest.mark.parametrize(("function", "action"), REMOVED, ids=lambda value: str(value))
+def test_an_unused_permission_is_not_granted(function: str, action: str) -> None:
+    assert action not in granted(function), f"{function} must not hold {action}"
+    assert action not in needed_by(function.removesuffix("Function").lower())
+
+
+def test_only_the_runner_may_pass_the_scheduler_role() -> None:
+    # Passing SchedulerRole lets the holder create schedules that send as that role: only the
+    # function that schedules wake-ups holds it.
+    holders = {statement.owner for statement in ALLOWS if "iam:PassRole" in statement.actions}
+    assert holders == {"RunnerFunction"}
+
+
+def test_the_trigger_puts_to_the_table_only() -> None:
+    (statement,) = [
+        s for s in ALLOWS if s.owner == "TriggerFunction" and "dynamodb:PutItem" in s.actions
+    ]
+    assert statement.actions == ["dynamodb:PutItem"]
+    assert statement.resources == [{"Fn::GetAtt": ["Table", "Arn"]}]
 
 
 def test_the_adapter_scan_maps_calls_to_iam_actions(tmp_path: Path) -> None:
@@ -299,12 +301,15 @@ def test_the_adapter_scan_maps_calls_to_iam_actions(tmp_path: Path) -> None:
         "    self.client.send_message_batch(Entries=[])\n"
         "    client.get_paginator('list_schedules')\n"
         "    self._client.transact_write_items(TransactItems=[{'Put': {}}, {'Update': {}}])\n"
+        "    self.client.create_schedule(Name='n')\n"
     )
-    # WHEN it is scanned, THEN each call maps to the action IAM checks
-    assert adapter_actions(source, "svc") == {
-        "svc:SendMessageBatch",
-        "svc:ListSchedules",
-        "svc:TransactWriteItems",
+    # WHEN it is scanned, THEN each call maps to the actions IAM checks
+    assert module_actions(source, "sqs") >= {"sqs:SendMessage"}
+    assert "sqs:SendMessageBatch" not in module_actions(source, "sqs")
+    assert module_actions(source, "scheduler") >= {
+        "scheduler:ListSchedules",
+        "scheduler:CreateSchedule",
+        "iam:PassRole",
     }
-    assert adapter_actions(source, "dynamodb") >= {"dynamodb:PutItem", "dynamodb:UpdateItem"}
-    assert "dynamodb:TransactWriteItems" not in adapter_actions(source, "dynamodb")
+    assert module_actions(source, "dynamodb") >= {"dynamodb:PutItem", "dynamodb:UpdateItem"}
+    assert "dynamodb:TransactWriteItems" not in module_actions(source, "dynamodb")
