@@ -10,6 +10,8 @@ from .errors import InvalidInput, InvalidStepError
 MAX_STEP_NAME = 256
 MAX_ID = 100
 MAX_WORKFLOW_NAME = 64
+# Always apply with fullmatch: with match, "$" also matches before a trailing newline, so
+# "abc\n" would pass. The anchors stay for pydantic, which searches its field patterns.
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9\-_]*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # exactly Unicode category Cc
 
@@ -39,7 +41,7 @@ def check_id(value: Any, *, what: str = "instance id") -> str:
         raise InvalidInput(f"{what} must be a string, not {type(value).__name__}")
     if not value or len(value) > MAX_ID:
         raise InvalidInput(f"{what} must be 1 to {MAX_ID} characters long, got {len(value)}")
-    if not ID_PATTERN.match(value):
+    if not ID_PATTERN.fullmatch(value):
         raise InvalidInput(
             f"{what} {value!r} may only contain letters, digits, '-' and '_', and must not "
             "start with '-'"
@@ -59,6 +61,6 @@ def check_workflow_name(value: Any) -> str:
     """A valid workflow name (≤ 64 chars, letters, digits, '-' and '_')."""
     if not isinstance(value, str) or not value or len(value) > MAX_WORKFLOW_NAME:
         raise InvalidInput(f"workflow name must be a string of 1 to {MAX_WORKFLOW_NAME} characters")
-    if not ID_PATTERN.match(value):
+    if not ID_PATTERN.fullmatch(value):
         raise InvalidInput(f"workflow name {value!r} may only contain letters, digits, '-' and '_'")
     return value

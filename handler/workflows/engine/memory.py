@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .clock import Clock
-from .errors import InstanceAlreadyExists, InstanceNotFound, InvalidTransition
+from .errors import InstanceAlreadyExists, InstanceNotFound, InvalidInput, InvalidTransition
 from .model import (
     FINISHED,
     EventRecord,
@@ -172,7 +172,7 @@ class MemoryStore:
                 if ref.workflow == workflow and (status is None or s.record.status == status)
             ]
         records.sort(key=lambda r: (r.created_at, r.id), reverse=True)
-        start = int(cursor) if cursor else 0
+        start = _start_of(cursor) if cursor else 0
         page = records[start : start + limit]
         more = start + limit < len(records)
         return InstancePage(page, str(start + limit) if more else None)
@@ -289,3 +289,13 @@ class MemoryScheduler:
             for wake_up in due:
                 del self._pending[(wake_up.ref, wake_up.at)]
             return sorted(due)
+
+
+def _start_of(cursor: str) -> int:
+    """The offset a cursor of this store carries; anything else is InvalidInput, never a 500."""
+    if not (cursor.isascii() and cursor.isdigit() and len(cursor) <= 9):
+        raise InvalidInput(
+            "cursor is not valid: pass back, unchanged, the cursor of the previous page, or "
+            "start again without one"
+        )
+    return int(cursor)

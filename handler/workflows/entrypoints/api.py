@@ -5,18 +5,20 @@ calls :class:`~workflows.engine.service.InstanceService`, and the answer is shap
 model. Every failure is JSON ``{"error": {"code", "message"}}``:
 
 ====  ======================  =================================================================
-400   invalid_json            the body is not JSON (or not UTF-8, or bad base64)
+400   invalid_json            the body is not JSON (or not UTF-8, or bad base64), or an object
+                              in it has a key twice
 400   invalid_body            the body is not what the route takes at all (e.g. a list for {})
 400   invalid_input           the engine refused a value: duplicate ids in a batch, bad event
                               type, bad cursor, params over 1 MiB encoded
 404   unknown_workflow        no workflow of that name (a malformed name included)
 404   instance_not_found      no instance of that id (a malformed id included)
-404   not_found               no such route
+404   not_found               no such route (a path segment with characters no name, id or
+                              event type may hold included)
 405   method_not_allowed      the route exists, not with this method (``Allow`` lists them)
 409   instance_exists         the id is taken (ids are never reused)
 409   invalid_transition      the instance has finished (pause, resume, terminate, events)
 413   body_too_large          the body is over 1 MiB
-415   unsupported_media_type  a body that is not ``application/json``
+415   unsupported_media_type  a body that is not ``application/json`` (in any letter case)
 422   validation_error        a field is missing, of the wrong type, unknown, or out of range
 503   storage_error           DynamoDB or SQS failed; safe to retry
 500   internal_error          a bug; logged with its traceback
@@ -72,6 +74,7 @@ from .api_models import (
     InstanceHandle,
     InstanceList,
     InstanceSummary,
+    JsonValue,
     NewInstance,
     StatusChange,
     WorkflowList,
@@ -91,8 +94,10 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _strict_json(text: str) -> Any:
-    """``json.loads`` that refuses NaN/Infinity and absurd nesting as malformed JSON.
+    """``json.loads`` that refuses NaN/Infinity, duplicate keys and absurd nesting.
 
+    A key given twice is refused rather than resolved: parsers disagree on which value wins
+    (the last, here), so a proxy or a validator in front of the API may have read the other.
     The resolver turns a ``JSONDecodeError`` into a validation error (400 here); anything else
     would escape as a 500.
     """
@@ -100,13 +105,26 @@ def _strict_json(text: str) -> Any:
     def refuse(constant: str) -> Any:
         raise ValueError(f"{constant} is not JSON")
 
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in found:
+                raise ValueError(f"key {_shown(key)} appears twice in one object; give each once")
+            found[key] = value
+        return found
+
     try:
-        return json.loads(text, parse_constant=refuse)
+        return json.loads(text, parse_constant=refuse, object_pairs_hook=unique)
     except json.JSONDecodeError:
         raise
     except (ValueError, RecursionError) as exc:
         message = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise json.JSONDecodeError(message, text, 0) from None
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message, escaped and cut short (never echo a whole input)."""
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")
 
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_strict_json)
@@ -120,11 +138,15 @@ app.configure_openapi(
 )
 app.enable_swagger(path="/docs")
 
-# path pattern → methods, to tell "no such route" (404) from "wrong method" (405)
+# path pattern → methods, to tell "no such route" (404) from "wrong method" (405); every
+# pattern here is applied with fullmatch
 _ROUTES: dict[re.Pattern[str], set[str]] = {
-    re.compile("^/docs$"): {"GET"},
-    re.compile(r"^/openapi\.json$"): {"GET"},
+    re.compile("/docs"): {"GET"},
+    re.compile(r"/openapi\.json"): {"GET"},
 }
+# (method, path pattern) of the routes whose body is one JSON object
+_OBJECT_BODIES: list[tuple[str, re.Pattern[str]]] = []
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _route(
@@ -133,16 +155,21 @@ def _route(
     *,
     ok: tuple[int, ...] = (200,),
     fails: tuple[int, ...] = (),
+    object_body: bool = False,
     **options: Any,
 ) -> Callable[[_F], _F]:
     """Register ``rule`` on the resolver and remember its method (404 vs 405).
 
     ``ok`` are the success codes, documented with the route's return model; ``fails`` the error
     codes, documented with :class:`ErrorBody` (so are 422, which validation may always answer,
-    and 503, which any store call may).
+    and 503, which any store call may). ``object_body``: the body is one JSON object, and a
+    JSON array is refused before validation (which would otherwise validate its first item).
     """
     segments = ("[^/]+" if s.startswith("<") else re.escape(s) for s in rule.split("/"))
-    _ROUTES.setdefault(re.compile("^" + "/".join(segments) + "$"), set()).add(method)
+    pattern = re.compile("/".join(segments))
+    _ROUTES.setdefault(pattern, set()).add(method)
+    if object_body:
+        _OBJECT_BODIES.append((method, pattern))
     responses: dict[int, OpenAPIResponse] = {
         code: {"description": HTTPStatus(code).phrase} for code in ok
     }  # no content: the resolver documents the return annotation
@@ -176,6 +203,7 @@ def list_workflows() -> WorkflowList:
     tags=["instances"],
     ok=(201,),
     fails=(400, 404, 409, 413, 415),
+    object_body=True,
 )
 def create_instance(
     name: WorkflowName,
@@ -257,6 +285,7 @@ def get_instance(name: WorkflowName, instance_id: InstanceId) -> InstanceDetails
     summary="Pause, resume, terminate or restart an instance",
     tags=["instances"],
     fails=(400, 404, 409, 413, 415),
+    object_body=True,
 )
 def change_status(
     name: WorkflowName, instance_id: InstanceId, change: Annotated[StatusChange, Body()]
@@ -287,7 +316,9 @@ def send_event(
     name: WorkflowName,
     instance_id: InstanceId,
     event_type: Annotated[str, Path(description="The type wait_for_event waits for.")],
-    payload: Annotated[Any, Body(description="Any JSON (≤ 1 MiB); empty body = null.")] = None,
+    payload: Annotated[
+        JsonValue, Body(description="Any JSON (≤ 1 MiB); empty body = null.")
+    ] = None,
 ) -> EventAccepted:
     """Record the event and wake the instance if it is idle."""
     ref = _instance(name, instance_id)
@@ -386,7 +417,14 @@ def _no_route(exc: NotFoundError) -> Response[dict[str, Any]]:
     """404 for a path no route has; 405 (with ``Allow``) for a path served by other methods."""
     method = app.current_event.http_method.upper()
     path = app.current_event.path
-    allowed = sorted({m for p, ms in _ROUTES.items() if p.match(path) for m in ms})
+    allowed = sorted({m for p, ms in _ROUTES.items() if p.fullmatch(path) for m in ms})
+    if method in allowed:  # the route exists, but the resolver routes no segment like this one
+        return _error(
+            404,
+            "not_found",
+            f"no route {method} {path}: a path segment holds characters that no workflow name, "
+            "instance id or event type may hold (only letters, digits, '-' and '_')",
+        )
     if allowed:
         return _error(
             405,
@@ -422,11 +460,11 @@ for _raised, _answer in _ANSWERS:
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """The Lambda entry point (API Gateway REST API proxy event, payload v1)."""
-    rejected = _check_envelope(event)
+    rejected = _check_envelope(event) or _check_path(event) or _check_body_shape(event)
     if rejected is not None:
         return rejected
     try:
-        return app.resolve(event, context)
+        return app.resolve(_with_json_media_type(event), context)
     except Exception:  # the resolver's own handlers failed: still answer in our shape
         logger().exception("unexpected error resolving the request")
         return _proxy_answer(500, "internal_error", "internal error; it has been logged")
@@ -468,6 +506,79 @@ def _check_envelope(event: Mapping[str, Any]) -> dict[str, Any] | None:
     except UnicodeDecodeError:
         return _proxy_answer(400, "invalid_json", "the body is not valid UTF-8")
     return None
+
+
+def _check_path(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Refuse a path with a control character: no name, id or event type holds one.
+
+    Checked here because the resolver matches routes with ``$``, which also matches before a
+    trailing newline: ``.../events/approved\\n`` would reach the route as ``approved``.
+    """
+    path = str(event.get("path") or "")
+    if not _CONTROL_CHARACTER.search(path):
+        return None
+    method = str(event.get("httpMethod", "")).upper()
+    return _proxy_answer(
+        404,
+        "not_found",
+        f"no route {method} {_shown(path, 200)}: the path holds a control character; workflow "
+        "names, instance ids and event types may only contain letters, digits, '-' and '_'",
+    )
+
+
+def _check_body_shape(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Refuse a JSON array sent to a route that takes one object, before anything reads it.
+
+    The resolver would validate the array's first item as the body and ignore the rest. Only
+    a body that starts like an array is parsed here; malformed JSON is left to the resolver,
+    which says what is wrong with it.
+    """
+    method = str(event.get("httpMethod", "")).upper()
+    path = str(event.get("path") or "")
+    if not any(m == method and p.fullmatch(path) for m, p in _OBJECT_BODIES):
+        return None
+    text = _body_text(event)
+    if not text.lstrip(" \t\r\n").startswith("["):
+        return None
+    try:
+        _strict_json(text)
+    except ValueError:
+        return None
+    return _proxy_answer(
+        400,
+        "invalid_body",
+        "the body is not what this route takes: it is a JSON array, and this route takes one "
+        "JSON object (to create many instances, POST the array to .../instances/batch)",
+    )
+
+
+def _body_text(event: Mapping[str, Any]) -> str:
+    """The body as text (after :func:`_check_envelope` accepted it)."""
+    body = str(event.get("body") or "")
+    if body and event.get("isBase64Encoded"):
+        return base64.b64decode(body).decode("utf-8")
+    return body
+
+
+def _with_json_media_type(event: dict[str, Any]) -> dict[str, Any]:
+    """The event with a JSON ``Content-Type`` spelled ``application/json``.
+
+    Media types are case-insensitive (RFC 9110) and :func:`_check_envelope` has accepted this
+    one, but the resolver compares it letter for letter and refuses ``APPLICATION/JSON``.
+    """
+    content_type = _header(event, "content-type")
+    if content_type is None or content_type.split(";")[0].strip().lower() != _JSON:
+        return event
+    single = {
+        k: v for k, v in (event.get("headers") or {}).items() if str(k).lower() != "content-type"
+    }
+    normalized = {**event, "headers": {**single, "Content-Type": _JSON}}
+    if event.get("multiValueHeaders"):
+        multi = {
+            k: v for k, v in event["multiValueHeaders"].items() if str(k).lower() != "content-type"
+        }
+        normalized["multiValueHeaders"] = {**multi, "Content-Type": [_JSON]}
+    return normalized
 
 
 def _too_large() -> dict[str, Any]:

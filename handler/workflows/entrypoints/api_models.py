@@ -27,12 +27,17 @@ __all__ = [
     "InstanceHandle",
     "InstanceList",
     "InstanceSummary",
+    "JsonValue",
     "NewInstance",
     "StatusChange",
     "StepError",
     "StepView",
     "WorkflowList",
 ]
+
+# Any JSON value, spelled out rather than ``Any`` so that the resolver passes a JSON array
+# through whole (for a field it does not see as a sequence, it validates the first item only)
+JsonValue = list[Any] | dict[str, Any] | str | int | float | bool | None
 
 _ID = ID_PATTERN.pattern
 _ID_HELP = f"1 to {MAX_ID} letters, digits, '-' or '_', not starting with '-'"

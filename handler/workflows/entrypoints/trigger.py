@@ -83,7 +83,7 @@ def derived_id(prefix: str, delivery_id: str) -> str:
     (never a lossy rewrite, which could map two deliveries to one id).
     """
     candidate = f"{prefix}-{delivery_id}"
-    if len(candidate) <= MAX_ID and ID_PATTERN.match(candidate):
+    if len(candidate) <= MAX_ID and ID_PATTERN.fullmatch(candidate):
         return candidate
     return f"{prefix}-{hashlib.sha256(delivery_id.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
