@@ -14,8 +14,6 @@ in place, throttling → StorageThrottled, anything else → StorageError.
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,6 +39,7 @@ from workflows.engine.model import (
 from workflows.engine.ports import BatchCreateResult, InstancePage, InstanceState
 
 from . import items as it
+from .cursors import CursorSigner
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -108,6 +107,7 @@ class DynamoStore:
         self.client = client
         self.table = table
         self.clock = clock
+        self.cursors = CursorSigner(client, table)
 
     # --- creating -------------------------------------------------------------------------
 
@@ -278,14 +278,14 @@ class DynamoStore:
             "Limit": limit,
         }
         if cursor:
-            start = _decode_cursor(cursor)
-            if start.get(key) != it.s(value):  # a cursor of another listing
-                raise InvalidInput("cursor belongs to another listing; start again without it")
-            query["ExclusiveStartKey"] = start
+            # the signature is checked before the cursor is parsed; the key's shape after
+            payload = _boundary(lambda: self.cursors.verify(cursor))
+            query["ExclusiveStartKey"] = _start_key(payload, key, it.s(value))
         page = _boundary(lambda: self.client.query(**query))
         records = [it.instance_record(i) for i in page.get("Items", [])]
         last = page.get("LastEvaluatedKey")
-        return InstancePage(records, _encode_cursor(last) if last else None)
+        next_cursor = _boundary(lambda: self.cursors.sign(last)) if last else None
+        return InstancePage(records, next_cursor)
 
     def stale(
         self, workflows: Sequence[str], now: float, grace: float, limit: int = 100
@@ -612,28 +612,31 @@ def _not_found(ref: InstanceRef) -> InstanceNotFound:
     )
 
 
-def _encode_cursor(key: Mapping[str, Any]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(key, sort_keys=True).encode()).decode()
+# The attributes of a LastEvaluatedKey of each listing, by the index's partition key: the
+# table's keys and the index's keys, nothing else.
+_CURSOR_KEYS = {
+    "gsi1pk": frozenset({"pk", "sk", "gsi1pk", "gsi1sk"}),
+    "gsi2pk": frozenset({"pk", "sk", "gsi2pk", "gsi2sk"}),
+}
 
 
-_CURSOR_KEYS = {"pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"}
+def _start_key(payload: Any, index_key: str, partition: Mapping[str, str]) -> dict[str, Any]:
+    """The ExclusiveStartKey a verified cursor carries, if it is one of this listing.
 
-
-def _decode_cursor(cursor: str) -> dict[str, Any]:
-    """The start key a cursor came from; anything we did not hand out is InvalidInput."""
-    invalid = InvalidInput("cursor is not valid; pass back the cursor of the previous page")
-    try:
-        value = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-    except (ValueError, TypeError):
-        raise invalid from None
-    if not isinstance(value, dict) or not {"pk", "sk"} <= set(value) <= _CURSOR_KEYS:
-        raise invalid
-    for attribute in value.values():
-        if not (
-            isinstance(attribute, dict)
-            and set(attribute) == {"S"}
-            and isinstance(attribute["S"], str)
-            and attribute["S"]
-        ):
-            raise invalid
-    return value
+    The signature already proves the API issued it; this still refuses a cursor of another
+    listing (another workflow or status filter) rather than let DynamoDB answer for it.
+    """
+    if (
+        not isinstance(payload, dict)
+        or set(payload) != _CURSOR_KEYS[index_key]
+        or payload[index_key] != partition
+        or not all(
+            isinstance(v, dict) and set(v) == {"S"} and isinstance(v["S"], str) and v["S"]
+            for v in payload.values()
+        )
+    ):
+        raise InvalidInput(
+            "cursor belongs to another listing (another workflow or status filter); list again "
+            "without it"
+        )
+    return payload
