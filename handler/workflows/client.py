@@ -59,9 +59,12 @@ class WorkflowInstance:
         """Run again from the top with the same id and params."""
         self._service.restart(self.ref)
 
-    def send_event(self, *, type: str, payload: Any = None) -> None:
-        """Deliver an event to the instance's next ``wait_for_event(type=...)``."""
-        self._service.send_event(self.ref, type, payload)
+    def send_event(self, *, type: str, payload: Any = None, key: str | None = None) -> None:
+        """Deliver an event to the instance's next ``wait_for_event(type=...)``.
+
+        ``key`` (optional) makes a retry safe: a second send with the same key stores nothing.
+        """
+        self._service.send_event(self.ref, type, payload, key=key)
 
     def __repr__(self) -> str:
         return f"WorkflowInstance({self.ref})"

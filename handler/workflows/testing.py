@@ -104,9 +104,10 @@ class TestInstance:
         """``status``, ``output``, ``error`` and the step timeline."""
         return self._env.service.status(self.ref)
 
-    def send_event(self, *, type: str, payload: Any = None) -> None:
-        """Send an event; buffered until a matching ``wait_for_event``."""
-        self._env.service.send_event(self.ref, type, payload)
+    def send_event(self, *, type: str, payload: Any = None, key: str | None = None) -> None:
+        """Send an event; buffered until a matching ``wait_for_event``. ``key`` (optional)
+        makes a retry safe: a second send with the same key stores nothing."""
+        self._env.service.send_event(self.ref, type, payload, key=key)
 
     def pause(self) -> None:
         """Pause at the next step boundary."""

@@ -9,22 +9,26 @@ What makes wake-ups never lost: every write to the instance item bumps ``version
 runner's writes are conditional on the version it loaded (see ``workflows.engine.runner``).
 
 ``ClientError`` codes become domain errors here: ConditionalCheckFailed → a lost race handled
-in place, throttling → StorageThrottled, anything else → StorageError.
+in place, throttling → StorageThrottled, anything else → StorageError; so do botocore's own
+errors (connection refused or reset, read timeouts): every one is a StorageError, which the
+engine treats as "try again later", never as a step failure. A timeout after sending leaves the
+outcome unknown; callers resolve it by reading back (a conditional put that did happen makes
+the retry lose to itself and hand back the same entry), never by guessing.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from workflows.engine.clock import Clock
 from workflows.engine.errors import (
     InstanceAlreadyExists,
     InstanceNotFound,
     InvalidInput,
-    InvalidTransition,
     StorageError,
     StorageThrottled,
 )
@@ -37,6 +41,7 @@ from workflows.engine.model import (
     JournalEntry,
 )
 from workflows.engine.ports import BatchCreateResult, InstancePage, InstanceState
+from workflows.engine.recovery import all_due_shards, due_shard
 
 from . import items as it
 from .cursors import CursorSigner
@@ -69,6 +74,7 @@ _FIELD_NAMES = {
     "paused_at",
     "pauses",
     "expires_at",
+    "due_at",
 }
 
 
@@ -86,12 +92,19 @@ def _translate(exc: ClientError) -> Exception:
     return StorageError(f"DynamoDB call failed ({code}): {exc}")
 
 
+def _unreachable(exc: BotoCoreError) -> StorageError:
+    """The domain error for a call that failed on the wire (its outcome may be unknown)."""
+    return StorageError(f"DynamoDB call failed ({type(exc).__name__}): {exc}; retry")
+
+
 def _boundary(call: Callable[[], T]) -> T:
-    """Run one DynamoDB call, turning ClientErrors into domain errors."""
+    """Run one DynamoDB call, turning ClientErrors and botocore errors into domain errors."""
     try:
         return call()
     except ClientError as exc:
         raise _translate(exc) from exc
+    except BotoCoreError as exc:
+        raise _unreachable(exc) from exc
 
 
 class DynamoStore:
@@ -287,25 +300,25 @@ class DynamoStore:
         next_cursor = _boundary(lambda: self.cursors.sign(last)) if last else None
         return InstancePage(records, next_cursor)
 
-    def stale(
-        self, workflows: Sequence[str], now: float, grace: float, limit: int = 100
-    ) -> list[InstanceRecord]:
-        found: list[InstanceRecord] = []
-        for workflow in workflows:
-            for status in (InstanceStatus.QUEUED, InstanceStatus.RUNNING):
-                cursor = None
-                while len(found) < limit:
-                    page = self.list_instances(workflow, status, cursor, 100)
-                    found.extend(
-                        r
-                        for r in page.records
-                        if (r.lease_owner is None or (r.lease_expires_at or 0.0) < now)
-                        and r.updated_at <= now - grace
-                    )
-                    cursor = page.cursor
-                    if cursor is None:
-                        break
-        return found[:limit]
+    def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
+        """A Query per due-index shard (keys only): no scan, whatever the table holds."""
+        found: list[tuple[float, InstanceRef]] = []
+        for shard in all_due_shards():
+            query: dict[str, Any] = {
+                "TableName": self.table,
+                "IndexName": "by_due",
+                # the shard's instances due before the cut-off, most overdue first
+                "KeyConditionExpression": "due_shard = :shard AND due_at < :before",
+                "ExpressionAttributeValues": {":shard": it.s(shard), ":before": it.n(before)},
+                "Limit": limit,
+            }
+            page = _boundary(lambda q=query: self.client.query(**q))  # type: ignore[misc]
+            for item in page.get("Items", []):
+                ref = it.instance_ref(str(it.get_s(item, "pk")))
+                if ref is not None:
+                    found.append((it.get_n(item, "due_at") or 0.0, ref))
+        found.sort(key=lambda f: f[0])
+        return [ref for _, ref in found[:limit]]
 
     # --- the journal ----------------------------------------------------------------------
 
@@ -365,37 +378,67 @@ class DynamoStore:
 
     # --- events ---------------------------------------------------------------------------
 
-    def add_event(self, ref: InstanceRef, event: EventRecord) -> InstanceRecord:
+    def add_event(
+        self, ref: InstanceRef, event: EventRecord, expected_version: int, due_at: float | None
+    ) -> EventRecord | None:
         pk = it.instance_pk(ref.workflow, ref.id)
-        item, chunks = it.event_item(pk, event, self.clock.time())
+        now = self.clock.time()
+        item, chunks = it.event_item(pk, event, now)
+        sets = "version = :next, updated_at = :now"
+        values: dict[str, Any] = {
+            ":next": it.n(expected_version + 1),
+            ":expected": it.n(expected_version),
+            ":now": it.n(now),
+            ":c": it.s("complete"),
+            ":e": it.s("errored"),
+            ":t": it.s("terminated"),
+        }
+        if due_at is not None:
+            sets += ", due_at = :due, due_shard = :shard"
+            values |= {":due": it.n(due_at), ":shard": it.s(due_shard(ref))}
         bump = {
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(ref, it.INSTANCE_SK),
-                "UpdateExpression": "SET version = version + :one, updated_at = :now",
-                # the instance exists and has not finished: events to finished instances are
-                # refused, and the version bump makes a runner that loaded earlier replay again
-                "ConditionExpression": "attribute_exists(pk) AND NOT (#s IN (:c, :e, :t))",
+                "UpdateExpression": "SET " + sets,
+                # version = :expected: nothing changed since the sender read the instance, so
+                # the event's id (the new version) sorts after every event committed before it
+                # — FIFO from the store, never from a clock — and the sender's decision to
+                # wake the instance or not was taken on its current state. Not finished:
+                # events to finished instances are refused.
+                "ConditionExpression": "version = :expected AND NOT (#s IN (:c, :e, :t))",
                 "ExpressionAttributeNames": {"#s": "status"},
-                "ExpressionAttributeValues": {
-                    ":one": it.n(1),
-                    ":now": it.n(self.clock.time()),
-                    ":c": it.s("complete"),
-                    ":e": it.s("errored"),
-                    ":t": it.s("terminated"),
-                },
+                "ExpressionAttributeValues": values,
             }
         }
-        actions = [bump, {"Put": self._new(item)}, *({"Put": self._new(c)} for c in chunks)]
+        actions = [bump, {"Put": self._new(item)}]
+        if event.key is not None:
+            marker = self._new(it.event_key_item(pk, event, now))
+            # the key's marker exists: this event was sent before; hand back that one
+            marker["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+            actions.append({"Put": marker})
+        actions += [{"Put": self._new(c)} for c in chunks]
         try:
             self._transact(actions)
-        except _ConditionFailed:
-            record = self.get(ref)  # raises InstanceNotFound when it does not exist
-            raise InvalidTransition(
-                f"instance '{ref.id}' is {record.status}; events can only be sent to instances "
-                "that have not finished"
-            ) from None
-        return self.get(ref)
+        except _ConditionFailed as failed:
+            if event.key is not None and 2 in failed.indexes:
+                return self.find_event(ref, event.key)
+            if 0 in failed.indexes:
+                self.get(ref)  # raises InstanceNotFound when it does not exist
+                return None
+            raise StorageError(f"event {event.id} of {ref} was already stored") from None
+        return event
+
+    def find_event(self, ref: InstanceRef, key: str) -> EventRecord | None:
+        response = _boundary(
+            lambda: self.client.get_item(
+                TableName=self.table,
+                Key=self._key(ref, it.EVENT_KEY_PREFIX + key),
+                ConsistentRead=True,
+            )
+        )
+        item = response.get("Item")
+        return None if item is None else it.keyed_event(item)
 
     # --- the instance item ----------------------------------------------------------------
 
@@ -435,6 +478,9 @@ class DynamoStore:
                 continue
             if value is None or (field == "pauses" and not value):
                 removes.append(f"#{field}")
+                if field == "due_at":  # out of the due index too
+                    names["#due_shard"] = "due_shard"
+                    removes.append("#due_shard")
                 if field == "output":
                     for attr in ("output_z", "output_chunks"):
                         names[f"#{attr}"] = attr
@@ -442,6 +488,10 @@ class DynamoStore:
                 continue
             values[f":{field}"] = _attribute(field, value)
             sets.append(f"#{field} = :{field}")
+            if field == "due_at":
+                names["#due_shard"] = "due_shard"
+                values[":due_shard"] = it.s(due_shard(ref))
+                sets.append("#due_shard = :due_shard")
             if field == "status":
                 names["#gsi1pk"] = "gsi1pk"
                 values[":gsi1pk"] = it.s(f"{ref.workflow}#{InstanceStatus(value).value}")
@@ -477,15 +527,20 @@ class DynamoStore:
             ":one": it.n(1),
             ":running": it.s(InstanceStatus.RUNNING.value),
             ":gsi": it.s(f"{ref.workflow}#running"),
+            ":shard": it.s(due_shard(ref)),
             **{f":s{i}": it.s(s.value) for i, s in enumerate(_LEASABLE)},
         }
         base = (
             "SET lease_owner = :owner, lease_expires_at = :expires, version = version + :one, "
-            "updated_at = :now, started_at = if_not_exists(started_at, :now)"
+            "updated_at = :now, started_at = if_not_exists(started_at, :now), "
+            "due_at = :expires, due_shard = :shard"
         )
-        # runnable (queued, running, waiting) and nobody holds a live lease: one runner at a
-        # time; an expired lease (a runner that died) may be taken over
-        free = "(attribute_not_exists(lease_owner) OR lease_expires_at < :now)"
+        # runnable (queued, running, waiting) and nobody else holds a live lease: one runner
+        # at a time; an expired lease (a runner that died) may be taken over, and a lease that
+        # is already ours (the same message delivered again after a failure) taken back
+        free = (
+            "(attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner)"
+        )
         attempt = {
             "TableName": self.table,
             "Key": self._key(ref, it.INSTANCE_SK),
@@ -520,6 +575,25 @@ class DynamoStore:
         except _ConditionFailed:
             return None
         return it.instance_record(response["Attributes"])
+
+    def release_lease(self, ref: InstanceRef, owner: str, due_at: float) -> None:
+        # lease_owner = :owner: still ours; never drop a lease another runner took over
+        with contextlib.suppress(_ConditionFailed):
+            _boundary_raw(
+                lambda: self.client.update_item(
+                    TableName=self.table,
+                    Key=self._key(ref, it.INSTANCE_SK),
+                    UpdateExpression=(
+                        "REMOVE lease_owner, lease_expires_at SET due_at = :due, due_shard = :shard"
+                    ),
+                    ConditionExpression="lease_owner = :owner",
+                    ExpressionAttributeValues={
+                        ":owner": it.s(owner),
+                        ":due": it.n(due_at),
+                        ":shard": it.s(due_shard(ref)),
+                    },
+                )
+            )
 
     def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
         try:
@@ -572,17 +646,32 @@ class DynamoStore:
                 ]
                 if failed:
                     old = reasons[failed[0]].get("Item")
-                    raise _ConditionFailed(dict(old) if old else None, failed) from None
+                    raise _ConditionFailed(dict(old) if old else None, failed, reasons) from None
             raise _translate(exc) from exc
+        except BotoCoreError as exc:
+            raise _unreachable(exc) from exc
 
 
 class _ConditionFailed(Exception):
     """A condition expression failed (internal: always handled in this module)."""
 
-    def __init__(self, item: dict[str, Any] | None, indexes: list[int] | None = None) -> None:
+    def __init__(
+        self,
+        item: dict[str, Any] | None,
+        indexes: list[int] | None = None,
+        reasons: list[Any] | None = None,
+    ) -> None:
         super().__init__("condition failed")
         self.item = item
         self.indexes = indexes or []
+        self.reasons = reasons or []
+
+    def old_item(self, index: int) -> dict[str, Any] | None:
+        """ALL_OLD of action ``index`` of a cancelled transaction, when it failed."""
+        if index not in self.indexes or index >= len(self.reasons):
+            return None
+        old = self.reasons[index].get("Item")
+        return dict(old) if old else None
 
 
 def _boundary_raw(call: Callable[[], T]) -> T:
@@ -593,6 +682,8 @@ def _boundary_raw(call: Callable[[], T]) -> T:
         if _code(exc) == "ConditionalCheckFailedException":
             raise _ConditionFailed(exc.response.get("Item")) from None  # type: ignore[arg-type]
         raise _translate(exc) from exc
+    except BotoCoreError as exc:
+        raise _unreachable(exc) from exc
 
 
 def _attribute(field: str, value: Any) -> dict[str, Any]:

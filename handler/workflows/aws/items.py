@@ -13,6 +13,13 @@ So "load an instance's whole journal" is one Query on ``pk``. Two sparse GSIs li
 
     by_status:   gsi1pk = "<workflow>#<status>", gsi1sk = "<created, 17 digits>#<id>"
     by_workflow: gsi2pk = "<workflow>",          gsi2sk = "<created, 17 digits>#<id>"
+    by_due:      due_shard = "due#<n>",          due_at (number)    (keys only)
+
+``by_due`` is the recovery sweep's index (see :mod:`workflows.engine.recovery`): only
+instances that are neither finished nor paused carry ``due_at``.
+
+An event sent with an idempotency key also writes a marker item ``sk = "K#<key>"`` holding the
+event's id, in the same transaction as the event: a second send with that key fails on it.
 
 Large values (step results, params, payloads, output: up to 1 MiB of JSON) are stored inline
 as text when small, zlib-compressed as binary when that fits, and otherwise split into chunk
@@ -37,14 +44,17 @@ from workflows.engine.model import (
     ErrorInfo,
     EventRecord,
     InstanceRecord,
+    InstanceRef,
     InstanceStatus,
     JournalEntry,
 )
+from workflows.engine.recovery import due_shard
 
 Item = dict[str, Any]
 
 INSTANCE_SK = "I"
 EVENT_PREFIX = "E#"
+EVENT_KEY_PREFIX = "K#"
 JOURNAL_PREFIX = "J#"
 CHUNK_MARK = "\x1dc"
 INLINE_LIMIT = 64 * 1024  # text up to this size is stored as is: readable in the console
@@ -56,6 +66,14 @@ REFRESH_BEFORE = 400 * 86_400.0  # refresh TTLs that would expire within a max s
 def instance_pk(workflow: str, instance_id: str) -> str:
     """The partition key of an instance."""
     return f"I#{workflow}#{instance_id}"
+
+
+def instance_ref(pk: str) -> InstanceRef | None:
+    """The instance a partition key names (None for anything else)."""
+    parts = pk.split("#", 2)
+    if len(parts) != 3 or parts[0] != "I":
+        return None
+    return InstanceRef(parts[1], parts[2])
 
 
 def journal_sk(generation: int, key: str) -> str:
@@ -188,6 +206,7 @@ _INSTANCE_NUMBERS = (
     "wake_at",
     "paused_at",
     "expires_at",
+    "due_at",
 )
 
 
@@ -213,6 +232,8 @@ def instance_item(record: InstanceRecord) -> tuple[Item, list[Item]]:
         {name: getattr(record, name) for name in _INSTANCE_NUMBERS},
         {"lease_owner": record.lease_owner},
     )
+    if record.due_at is not None:
+        item["due_shard"] = s(due_shard(record.ref))
     if record.error is not None:
         item["error"] = error_value(record.error)
     if record.pauses:
@@ -248,6 +269,7 @@ def instance_record(item: Item, chunks: dict[str, Item] | None = None) -> Instan
         paused_at=get_n(item, "paused_at"),
         pauses=get_pauses(item),
         expires_at=get_n(item, "expires_at"),
+        due_at=get_n(item, "due_at"),
     )
 
 
@@ -320,7 +342,33 @@ def event_item(pk: str, event: EventRecord, now: float) -> tuple[Item, list[Item
         "generation": n(event.generation),
         "expires_at": n(ttl),
     }
+    put_optional(item, {}, {"key": event.key})
     return item, put_blob(item, "payload", event.payload, sk, pk, ttl)
+
+
+def event_key_item(pk: str, event: EventRecord, now: float) -> Item:
+    """The marker of an event's idempotency key: which event was stored under it."""
+    return {
+        "pk": s(pk),
+        "sk": s(EVENT_KEY_PREFIX + str(event.key)),
+        "event_id": s(event.id),
+        "type": s(event.type),
+        "timestamp": n(event.timestamp),
+        "generation": n(event.generation),
+        "expires_at": n(now + JOURNAL_HORIZON),
+    }
+
+
+def keyed_event(item: Item) -> EventRecord:
+    """The event an idempotency marker names (its payload is not kept there)."""
+    return EventRecord(
+        id=str(get_s(item, "event_id")),
+        type=str(get_s(item, "type")),
+        payload="null",
+        timestamp=get_n(item, "timestamp") or 0.0,
+        generation=get_int(item, "generation", 1),
+        key=str(get_s(item, "sk"))[len(EVENT_KEY_PREFIX) :],
+    )
 
 
 def event_record(item: Item, chunks: dict[str, Item]) -> EventRecord:
@@ -331,4 +379,5 @@ def event_record(item: Item, chunks: dict[str, Item]) -> EventRecord:
         payload=get_blob(item, "payload", chunks) or "null",
         timestamp=get_n(item, "timestamp") or 0.0,
         generation=get_int(item, "generation", 1),
+        key=get_s(item, "key"),
     )

@@ -13,7 +13,7 @@ import hashlib
 import math
 from typing import TYPE_CHECKING
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from workflows.engine.clock import Clock, to_datetime
 from workflows.engine.errors import StorageError
@@ -95,6 +95,8 @@ class SchedulerWakeUps:
             if exc.response.get("Error", {}).get("Code") == "ConflictException":
                 return  # the same wake-up is already scheduled
             raise StorageError(f"could not schedule a wake-up for {ref}: {exc}") from exc
+        except BotoCoreError as exc:
+            raise StorageError(f"could not schedule a wake-up for {ref}: {exc}") from exc
 
     def cancel(self, ref: InstanceRef) -> None:
         prefix = schedule_prefix(ref)
@@ -103,7 +105,7 @@ class SchedulerWakeUps:
                 GroupName=self.group, NamePrefix=prefix
             )
             names = [s["Name"] for page in pages for s in page.get("Schedules", [])]
-        except ClientError as exc:
+        except (ClientError, BotoCoreError) as exc:
             raise StorageError(f"could not list the wake-ups of {ref}: {exc}") from exc
         for name in names:
             try:
@@ -111,3 +113,5 @@ class SchedulerWakeUps:
             except ClientError as exc:
                 if exc.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
                     raise StorageError(f"could not cancel wake-up {name}: {exc}") from exc
+            except BotoCoreError as exc:
+                raise StorageError(f"could not cancel wake-up {name}: {exc}") from exc

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from workflows.engine.errors import InvalidInput, StorageError
 from workflows.engine.model import InstanceRef
@@ -51,7 +52,7 @@ class SqsWorkQueue:
             self.client.send_message(
                 QueueUrl=self.queue_url, MessageBody=work_message(ref), DelaySeconds=seconds
             )
-        except ClientError as exc:
+        except (ClientError, BotoCoreError) as exc:
             raise StorageError(f"could not post work for {ref} to SQS: {exc}") from exc
 
     def send_many(self, refs: Sequence[InstanceRef]) -> None:
@@ -65,8 +66,18 @@ class SqsWorkQueue:
                     QueueUrl=self.queue_url,
                     Entries=entries,  # type: ignore[arg-type]
                 )
-            except ClientError as exc:
+            except (ClientError, BotoCoreError) as exc:
                 raise StorageError(f"could not post work to SQS: {exc}") from exc
             for failed in response.get("Failed", []):
                 # retry the few that failed one by one; a persistent failure surfaces
                 self.send(chunk[int(failed["Id"])])
+
+    def retry_later(self, receipt_handle: str, seconds: int) -> None:
+        """Make a received message visible again in ``seconds`` (best effort: if this fails,
+        the queue's visibility timeout brings it back later, and the sweep backs that up)."""
+        with contextlib.suppress(ClientError, BotoCoreError):
+            self.client.change_message_visibility(
+                QueueUrl=self.queue_url,
+                ReceiptHandle=receipt_handle,
+                VisibilityTimeout=min(MAX_DELAY, max(0, seconds)),
+            )

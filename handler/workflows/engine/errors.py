@@ -183,10 +183,17 @@ def error_name(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+MAX_ERROR_MESSAGE = 8_000  # characters of an error message kept in the journal
+
+
 def error_message(exc: BaseException) -> str:
-    """The message recorded for an exception (its ``str``, or its class name when empty)."""
-    text = str(exc)
-    return text if text else type(exc).__name__
+    """The message recorded for an exception (its ``str``, or its class name when empty),
+    cut to :data:`MAX_ERROR_MESSAGE` characters so a huge message cannot make the journal
+    write itself fail."""
+    text = str(exc) or type(exc).__name__
+    if len(text) > MAX_ERROR_MESSAGE:
+        text = text[:MAX_ERROR_MESSAGE] + f"... ({len(text) - MAX_ERROR_MESSAGE:,} more characters)"
+    return text
 
 
 def describe(value: Any, limit: int = 60) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .clock import Clock
-from .errors import InstanceAlreadyExists, InstanceNotFound, InvalidInput, InvalidTransition
+from .errors import InstanceAlreadyExists, InstanceNotFound, InvalidInput
 from .model import (
     FINISHED,
     EventRecord,
@@ -39,6 +39,7 @@ class _Stored:
     record: InstanceRecord
     journal: dict[tuple[int, str], JournalEntry] = field(default_factory=dict)
     events: list[EventRecord] = field(default_factory=list)
+    keys: dict[str, EventRecord] = field(default_factory=dict)  # idempotency key → event
 
 
 class MemoryStore:
@@ -99,18 +100,29 @@ class MemoryStore:
             self.writes += 1
             return entry
 
-    def add_event(self, ref: InstanceRef, event: EventRecord) -> InstanceRecord:
+    def add_event(
+        self, ref: InstanceRef, event: EventRecord, expected_version: int, due_at: float | None
+    ) -> EventRecord | None:
         with self._lock:
             stored = self._stored(ref)
-            if stored.record.status in FINISHED:
-                raise InvalidTransition(
-                    f"instance '{ref.id}' is {stored.record.status}; events can only be sent "
-                    "to instances that have not finished"
-                )
+            if event.key is not None and event.key in stored.keys:
+                return stored.keys[event.key]
+            record = stored.record
+            if record.version != expected_version or record.status in FINISHED:
+                return None
             stored.events.append(event)
-            stored.record = stored.record.patched({"version": stored.record.version + 1})
+            if event.key is not None:
+                stored.keys[event.key] = event
+            patch: dict[str, Any] = {"version": record.version + 1, "updated_at": event.timestamp}
+            if due_at is not None:
+                patch["due_at"] = due_at
+            stored.record = record.patched(patch)
             self.writes += 1
-            return stored.record
+            return event
+
+    def find_event(self, ref: InstanceRef, key: str) -> EventRecord | None:
+        with self._lock:
+            return self._stored(ref).keys.get(key)
 
     def update(
         self, ref: InstanceRef, expected_version: int, patch: Mapping[str, Any]
@@ -131,7 +143,7 @@ class MemoryStore:
             if stored is None:
                 return None
             record = stored.record
-            lease_free = record.lease_owner is None or (record.lease_expires_at or 0.0) < now
+            lease_free = not record.leased(now) or record.lease_owner == owner
             if record.status not in _LEASABLE or not lease_free:
                 return None
             status = record.status
@@ -145,10 +157,20 @@ class MemoryStore:
                     "version": record.version + 1,
                     "started_at": record.started_at or now,
                     "updated_at": now,
+                    "due_at": expires_at,
                 }
             )
             self.writes += 1
             return stored.record
+
+    def release_lease(self, ref: InstanceRef, owner: str, due_at: float) -> None:
+        with self._lock:
+            stored = self._instances.get(ref)
+            if stored is None or stored.record.lease_owner != owner:
+                return
+            stored.record = stored.record.patched(
+                {"lease_owner": None, "lease_expires_at": None, "due_at": due_at}
+            )
 
     def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
         with self._lock:
@@ -177,18 +199,14 @@ class MemoryStore:
         more = start + limit < len(records)
         return InstancePage(page, str(start + limit) if more else None)
 
-    def stale(
-        self, workflows: Sequence[str], now: float, grace: float, limit: int = 100
-    ) -> list[InstanceRecord]:
+    def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
         with self._lock:
-            return [
-                s.record
-                for s in self._instances.values()
-                if s.record.workflow in workflows
-                and s.record.status in (InstanceStatus.QUEUED, InstanceStatus.RUNNING)
-                and (s.record.lease_owner is None or (s.record.lease_expires_at or 0.0) < now)
-                and s.record.updated_at <= now - grace
-            ][:limit]
+            due = [
+                (s.record.due_at, ref)
+                for ref, s in self._instances.items()
+                if s.record.due_at is not None and s.record.due_at < before
+            ]
+        return [ref for _, ref in sorted(due, key=lambda d: d[0])][:limit]
 
     # --- for the test kit -----------------------------------------------------------------
 

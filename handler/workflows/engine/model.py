@@ -100,10 +100,15 @@ class InstanceRecord:
     paused_at: float | None = None
     pauses: tuple[tuple[float, float], ...] = ()
     expires_at: float | None = None
+    due_at: float | None = None  # see workflows.engine.recovery
 
     @property
     def ref(self) -> InstanceRef:
         return InstanceRef(self.workflow, self.id)
+
+    def leased(self, now: float) -> bool:
+        """True while a runner holds a live lease on the instance."""
+        return self.lease_owner is not None and (self.lease_expires_at or 0.0) > now
 
     def patched(self, patch: dict[str, Any]) -> InstanceRecord:
         """A copy with ``patch`` applied (the in-memory twin of an UpdateItem)."""
@@ -151,13 +156,24 @@ class JournalEntry:
 
 @dataclass(frozen=True, slots=True)
 class EventRecord:
-    """An event sent to an instance. ``id`` sorts in arrival order (FIFO per type)."""
+    """An event sent to an instance.
+
+    ``id`` sorts in commit order (FIFO per type): it is allocated by the store, from the
+    instance's version in the same conditional write, never from a clock. ``key`` is the
+    sender's idempotency key, if it gave one: a second send with the same key stores nothing.
+    """
 
     id: str
     type: str
     payload: str  # encoded JSON
     timestamp: float
     generation: int = 1
+    key: str | None = None
+
+
+def event_id(version: int) -> str:
+    """The id of the event committed by the write that moves an instance to ``version``."""
+    return f"{version:012d}"
 
 
 class ReceivedEvent(FrozenDict):

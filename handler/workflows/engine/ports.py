@@ -69,12 +69,24 @@ class InstanceStore(Protocol):
         """
         ...
 
-    def add_event(self, ref: InstanceRef, event: EventRecord) -> InstanceRecord:
-        """Buffer an event and bump the instance's version in one atomic write.
+    def add_event(
+        self, ref: InstanceRef, event: EventRecord, expected_version: int, due_at: float | None
+    ) -> EventRecord | None:
+        """Buffer ``event`` and bump the instance's version in one atomic write, only if the
+        version is still ``expected_version`` and the instance has not finished.
 
-        Raises InstanceNotFound, or InvalidTransition when the instance is finished.
-        Returns the instance as it is after the write.
+        ``event.id`` must be ``event_id(expected_version + 1)``: events sort in commit order.
+        ``due_at``, when given, becomes the instance's due time (the sender's wake-up may be
+        lost; the sweep then finds the instance). When ``event.key`` is set and an event with
+        that key was stored before, nothing is written and that earlier event is returned.
+
+        Returns the stored event, or None when the version changed (read again, retry).
+        Raises InstanceNotFound.
         """
+        ...
+
+    def find_event(self, ref: InstanceRef, key: str) -> EventRecord | None:
+        """The event stored earlier under idempotency ``key``, if any (payload not included)."""
         ...
 
     def update(
@@ -88,10 +100,18 @@ class InstanceStore(Protocol):
     def acquire_lease(
         self, ref: InstanceRef, owner: str, now: float, expires_at: float
     ) -> InstanceRecord | None:
-        """Take the instance's lease if it is runnable and the lease is free or expired.
+        """Take the instance's lease if it is runnable and the lease is free, expired, or
+        already ``owner``'s (a redelivered message takes back the lease it held).
 
-        Sets status running when it was queued or waiting, bumps the version. Returns the
-        new record, or None when the instance is finished, paused, missing or leased.
+        Sets status running when it was queued or waiting, sets ``due_at`` to the lease's
+        expiry, bumps the version. Returns the new record, or None when the instance is
+        finished, paused, missing or leased by someone else.
+        """
+        ...
+
+    def release_lease(self, ref: InstanceRef, owner: str, due_at: float) -> None:
+        """Drop ``owner``'s lease (if it still holds it) and make the instance due at
+        ``due_at``; the version is unchanged. Used on the failure paths of a runner.
         """
         ...
 
@@ -109,13 +129,9 @@ class InstanceStore(Protocol):
         """Instances of a workflow, newest first, optionally with one status."""
         ...
 
-    def stale(
-        self, workflows: Sequence[str], now: float, grace: float, limit: int = 100
-    ) -> list[InstanceRecord]:
-        """Runnable instances nobody is advancing: queued or running with no live lease,
-        untouched for ``grace`` seconds.
-
-        The recovery sweep re-enqueues them (a lost first message, a runner that died).
+    def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
+        """Instances whose ``due_at`` is before ``before`` (see workflows.engine.recovery):
+        nobody advanced them in time. The recovery sweep posts a wake-up for each.
         """
         ...
 

@@ -28,6 +28,7 @@ from .errors import (
     NonRetryableError,
     StepFailedError,
     StepLimitExceeded,
+    StorageError,
     Suspend,
     UnawaitedStepError,
     WorkflowError,
@@ -47,7 +48,11 @@ SignalCheck = Callable[[], str | None]
 T = TypeVar("T")
 
 # Reasons a pass can stop early, most urgent first. Timers (sleep/retry/event) come after.
-CONTROL_REASONS = ("lost", "terminate", "restart", "pause", "reload", "yield")
+# "infra": a store call failed (throttled, unreachable, outcome unknown); the pass stops and
+# the runner gives the work back, so a later delivery continues from what was recorded.
+CONTROL_REASONS = ("infra", "lost", "terminate", "restart", "pause", "reload", "yield")
+# How often run() may carry on after catching the engine's suspension before that is fatal.
+MAX_SWALLOWED_SUSPENSIONS = 100
 TIMER_REASONS = ("sleep", "retry", "event")
 
 
@@ -137,7 +142,9 @@ class Replay:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._root_task: asyncio.Task[Any] | None = None
         self._suspensions: list[Suspend] = []
+        self._suspended_tasks: set[asyncio.Task[Any]] | None = None
         self._fatal: WorkflowError | None = None
+        self._infra: StorageError | None = None
         self.new_steps = 0
         self.retries = 0
         self._last_recorded = max(journal.by_position, default=0)
@@ -163,11 +170,22 @@ class Replay:
             outcome = self._suspended()
         except Exception as exc:
             outcome = Failed(ErrorInfo(error_name(exc), error_message(exc)))
+        except BaseExceptionGroup as group:  # a TaskGroup whose steps suspended
+            if group.subgroup(Suspend) is None:
+                raise
+            outcome = self._suspended()
         else:
             outcome = self._completed(output)
         if self._fatal is not None:
             outcome = Failed(ErrorInfo(type(self._fatal).__name__, str(self._fatal)))
+        elif self._suspensions:
+            # run() went on after a step suspended (asyncio.gather(return_exceptions=True),
+            # asyncio.wait, except BaseException): what it returned or raised was computed
+            # without that step's outcome, so it does not count. The pass is suspended.
+            outcome = self._suspended()
         await self._settle()
+        if self._infra is not None:
+            raise self._infra  # nothing more is ours to write: the runner gives the work back
         lost = any(s.reason == "lost" for s in self._suspensions)
         if isinstance(outcome, Completed | Failed) and lost:
             # The lease went to another runner meanwhile: the ending is not ours to write.
@@ -257,6 +275,7 @@ class Replay:
 
     def _enter(self, name: str, kind: str) -> _Call:
         """Give the call its occurrence count and position, and check it against the journal."""
+        self._check_not_suspended()
         scope = _SCOPE.get()
         if scope is not None:
             count = scope.counts[name] = scope.counts.get(name, 0) + 1
@@ -295,9 +314,50 @@ class Replay:
         raise error
 
     def _suspend(self, reason: str, wake_at: float | None = None) -> None:
+        if self._suspended_tasks is None:
+            # Steps already started (a gather's other children) may still run and finish;
+            # anything started later may not (see _check_not_suspended).
+            self._suspended_tasks = set(asyncio.all_tasks()) - {self._root_task}
         signal = Suspend(reason, wake_at)
         self._suspensions.append(signal)
         raise signal
+
+    def _check_not_suspended(self) -> None:
+        """A step called once the pass has suspended, from run() itself or a task it made
+        afterwards, means run() caught the suspension as a value or exception
+        (``gather(..., return_exceptions=True)``, ``asyncio.wait``, ``except BaseException``).
+        The step must not run before what suspended has happened: suspend it too.
+        """
+        started = self._suspended_tasks
+        if started is None or asyncio.current_task() in started:
+            return
+        if len(self._suspensions) >= MAX_SWALLOWED_SUSPENSIONS:
+            self._fail_fatal(
+                WorkflowError(
+                    "run() keeps catching the engine's suspension of a step (a sleep, an "
+                    "event wait or a retry delay) and calling more steps; do not catch "
+                    "BaseException around steps and do not gather steps with "
+                    "return_exceptions=True (rules of Workflows: always await your steps)"
+                )
+            )
+        first = self._suspensions[0]
+        self._suspend(first.reason, first.wake_at)
+
+    def _store(self, call: Callable[[], T]) -> T:
+        """Call the store from inside run(): a failure is the engine's, never the step's.
+
+        A StorageError (throttled, unreachable, outcome unknown) must not reach run(), where
+        ``except Exception`` could take it for a failed step. The pass stops instead, and the
+        runner gives the work back; the next delivery reloads the journal, so a write that
+        did happen is seen there, and one that did not is made again.
+        """
+        try:
+            return call()
+        except StorageError as exc:
+            if self._infra is None:
+                self._infra = exc
+            self._suspend("infra")
+            raise  # unreachable: _suspend raises
 
     def _before_new_step(self, key: str) -> None:
         """Checks before a step does new work: the step limit and control signals."""
@@ -312,12 +372,14 @@ class Replay:
                     )
                 )
         if self._check_signals is not None:
-            reason = self._check_signals()
+            reason = self._store(self._check_signals)
             if reason is not None:
                 self._suspend(reason)
 
     def _write(self, entry: JournalEntry) -> JournalEntry:
-        winner = self._record(entry)
+        if self._infra is not None:
+            self._suspend("infra")  # the store is failing: record nothing more in this pass
+        winner = self._store(lambda: self._record(entry))
         self.journal.add(winner)
         if winner is entry:
             self.new_steps += entry.kind in (EntryKind.STEP, EntryKind.SLEEP, EntryKind.WAIT)

@@ -9,7 +9,14 @@ No lost wake-up: every move of the instance out of the runner's hands (finish, w
 yield) is a conditional update on the instance's ``version``. Any signal that arrived since the
 runner loaded (an event, pause, terminate, restart) bumped that version, so the update fails
 and the runner reloads and replays instead of going to sleep. Wake-ups are scheduled *before*
-the status write, so a crash in between leaves at worst a spurious wake-up, never a missing one.
+the status write, so a crash in between leaves at worst a spurious wake-up, never a missing one;
+and the status write carries the instance's ``due_at`` (see :mod:`workflows.engine.recovery`),
+so a wake-up that is lost anyway (a dropped message, a schedule never created) is found by the
+recovery sweep.
+
+An infrastructure failure (the store or the queue throttled, unreachable, an outcome unknown) is
+never a step failure: it ends the advance with the StorageError, after giving the lease back, so
+the invocation reports the message as failed and a later delivery continues from the journal.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Any
 from . import codec
 from .clock import Clock
 from .entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
+from .errors import StorageError
 from .journal import Journal
 from .model import (
     FINISHED,
@@ -33,6 +41,7 @@ from .model import (
     event_timestamp,
 )
 from .ports import InstanceState, InstanceStore, WakeUpScheduler, WorkQueue
+from .recovery import QUEUE_GRACE
 from .replay import Completed, Failed, Outcome, Replay, Suspended
 
 log = logging.getLogger("workflows.runner")
@@ -102,7 +111,11 @@ class Runner:
         self._on_status = on_status
 
     async def advance(
-        self, ref: InstanceRef, remaining: Callable[[], float] | None = None
+        self,
+        ref: InstanceRef,
+        remaining: Callable[[], float] | None = None,
+        *,
+        owner: str | None = None,
     ) -> AdvanceResult:
         """Advance ``ref`` as far as it goes in this invocation.
 
@@ -110,12 +123,35 @@ class Runner:
             ref: the instance to advance.
             remaining: seconds left in this invocation (Lambda's remaining time); None for
                 no limit.
+            owner: who takes the lease: the work message's id, so that the same message
+                delivered again after a failure takes back the lease it held (default: new).
 
         Returns:
             The status the instance was left in. ``skipped`` when another runner holds the
             lease or nothing is runnable (that runner will see any new signal itself).
+
+        Raises:
+            StorageError: the store or the queue failed; the lease was given back (when that
+                was possible), nothing is lost, deliver the work again later.
         """
-        owner = uuid.uuid4().hex
+        owner = owner or uuid.uuid4().hex
+        try:
+            return await self._advance(ref, remaining, owner)
+        except Exception:
+            self._release(ref, owner)
+            raise
+
+    def _release(self, ref: InstanceRef, owner: str) -> None:
+        """Give the lease back after a failure, and make the instance due now (best effort:
+        if this fails too, the lease expires and the sweep finds the instance then)."""
+        try:
+            self.store.release_lease(ref, owner, self.clock.time())
+        except StorageError as exc:
+            log.warning("could not release the lease of %s: %s", ref, exc)
+
+    async def _advance(
+        self, ref: InstanceRef, remaining: Callable[[], float] | None, owner: str
+    ) -> AdvanceResult:
         now = self.clock.time()
         leased = self.store.acquire_lease(ref, owner, now, now + self.settings.lease_seconds)
         if leased is None:
@@ -154,7 +190,9 @@ class Runner:
                 result.suspended = None
             return result
         self.queue.send(ref)
-        self.store.update(ref, state.record.version, _RELEASE)
+        self.store.update(
+            ref, state.record.version, {**_RELEASE, "due_at": self.clock.time() + QUEUE_GRACE}
+        )
         return AdvanceResult(state.record.status, self.settings.max_passes, suspended="yield")
 
     # --- deciding -------------------------------------------------------------------------
@@ -164,12 +202,16 @@ class Runner:
         if record.status in FINISHED or record.status is InstanceStatus.PAUSED:
             return {}
         if record.status is InstanceStatus.WAITING_FOR_PAUSE:
-            return {"status": InstanceStatus.PAUSED, "paused_at": self.clock.time()}
+            return {"status": InstanceStatus.PAUSED, "paused_at": self.clock.time(), "due_at": None}
         return None
 
     def _patch_for(self, outcome: Outcome, record: InstanceRecord) -> dict[str, Any] | None:
         now = self.clock.time()
-        finished = {"finished_at": now, "expires_at": now + self.settings.retention_seconds}
+        finished = {
+            "finished_at": now,
+            "expires_at": now + self.settings.retention_seconds,
+            "due_at": None,
+        }
         if isinstance(outcome, Completed):
             return {
                 "status": InstanceStatus.COMPLETE,
@@ -186,13 +228,17 @@ class Runner:
                 **finished,
             }
         if outcome.reason == "pause":
-            return {"status": InstanceStatus.PAUSED, "paused_at": now}
+            return {"status": InstanceStatus.PAUSED, "paused_at": now, "due_at": None}
         if outcome.reason == "yield":
             self.queue.send(record.ref)  # before letting go: a crash now costs a duplicate
-            return {"status": InstanceStatus.RUNNING}
+            return {"status": InstanceStatus.RUNNING, "due_at": now + QUEUE_GRACE}
         if outcome.wake_at is not None:
             self.scheduler.schedule(record.ref, outcome.wake_at, outcome.reason)
-            return {"status": InstanceStatus.WAITING, "wake_at": outcome.wake_at}
+            return {
+                "status": InstanceStatus.WAITING,
+                "wake_at": outcome.wake_at,
+                "due_at": outcome.wake_at,
+            }
         return None
 
     def _should_wait_inline(self, outcome: Outcome, remaining: Callable[[], float] | None) -> bool:

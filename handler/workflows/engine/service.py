@@ -8,9 +8,9 @@ The Python client (``workflows.Workflow``), the HTTP API and the test kit are th
 
 from __future__ import annotations
 
-import itertools
+import logging
 import uuid
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from .errors import (
     ConcurrentModification,
     InvalidInput,
     InvalidTransition,
+    StorageError,
     UnknownWorkflow,
     WorkflowError,
 )
@@ -32,12 +33,15 @@ from .model import (
     InstanceRef,
     InstanceStatus,
     InstanceStatusView,
+    event_id,
 )
 from .ports import InstancePage, InstanceStore, WakeUpScheduler, WorkQueue
+from .recovery import QUEUE_GRACE
 from .timeline import build_timeline
 
+log = logging.getLogger("workflows.service")
+
 MAX_BATCH = 100
-_EVENT_SEQ = itertools.count()
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +114,7 @@ class InstanceService:
         new = self.validate_new(id, params)
         record = self._new_record(workflow, new)
         self.store.create(record)
-        self.queue.send(record.ref)
+        self._post(lambda: self.queue.send(record.ref), record.ref)
         return record
 
     def create_batch(self, workflow: str, items: Sequence[Mapping[str, Any]]) -> BatchResult:
@@ -154,7 +158,8 @@ class InstanceService:
                         "message": f"instance {one.id!r} already exists; it was not created again",
                     }
                 )
-        self.queue.send_many([InstanceRef(workflow, i) for i in written.created])
+        created = [InstanceRef(workflow, i) for i in written.created]
+        self._post(lambda: self.queue.send_many(created), *created)
         return result
 
     def _new_record(self, workflow: str, new: NewInstance) -> InstanceRecord:
@@ -166,6 +171,7 @@ class InstanceService:
             params=new.params,
             created_at=now,
             updated_at=now,
+            due_at=now + QUEUE_GRACE,
         )
 
     # --- reading --------------------------------------------------------------------------
@@ -224,9 +230,9 @@ class InstanceService:
                 raise self._finished(record, "paused")
             if record.status in (InstanceStatus.PAUSED, InstanceStatus.WAITING_FOR_PAUSE):
                 return None
-            if record.lease_owner and (record.lease_expires_at or 0.0) > self.clock.time():
+            if record.leased(self.clock.time()):
                 return {"status": InstanceStatus.WAITING_FOR_PAUSE}
-            return {"status": InstanceStatus.PAUSED, "paused_at": self.clock.time()}
+            return {"status": InstanceStatus.PAUSED, "paused_at": self.clock.time(), "due_at": None}
 
         return self._change(ref, decide)
 
@@ -245,11 +251,16 @@ class InstanceService:
             now = self.clock.time()
             resumed = True
             pauses = (*record.pauses, (record.paused_at or now, now))
-            return {"status": InstanceStatus.QUEUED, "paused_at": None, "pauses": pauses}
+            return {
+                "status": InstanceStatus.QUEUED,
+                "paused_at": None,
+                "pauses": pauses,
+                "due_at": now + QUEUE_GRACE,
+            }
 
         record = self._change(ref, decide)
         if resumed:
-            self.queue.send(ref)
+            self._post(lambda: self.queue.send(ref), ref)
         return record
 
     def terminate(self, ref: InstanceRef) -> InstanceRecord:
@@ -265,10 +276,11 @@ class InstanceService:
                 "expires_at": now + self.retention_seconds,
                 "wake_at": None,
                 "paused_at": None,
+                "due_at": None,
             }
 
         record = self._change(ref, decide)
-        self.scheduler.cancel(ref)
+        self._post(lambda: self.scheduler.cancel(ref), ref)  # a stale wake-up is harmless
         return record
 
     def restart(self, ref: InstanceRef) -> InstanceRecord:
@@ -285,37 +297,60 @@ class InstanceService:
                 "wake_at": None,
                 "paused_at": None,
                 "pauses": (),
+                "due_at": self.clock.time() + QUEUE_GRACE,
             }
 
         record = self._change(ref, decide)
-        self.scheduler.cancel(ref)
-        self.queue.send(ref)
+        self._post(lambda: self.scheduler.cancel(ref), ref)  # a stale wake-up is harmless
+        self._post(lambda: self.queue.send(ref), ref)
         return record
 
-    def send_event(self, ref: InstanceRef, type: str, payload: Any = None) -> EventRecord:
+    def send_event(
+        self, ref: InstanceRef, type: str, payload: Any = None, *, key: str | None = None
+    ) -> EventRecord:
         """Deliver an event to the instance's next ``wait_for_event(type=...)``.
 
-        Buffered if no wait is pending. Finished instance → InvalidTransition.
+        Buffered if no wait is pending. Events of one type are delivered in the order their
+        sends were committed (FIFO). Finished instance → InvalidTransition.
+
+        Args:
+            key: an idempotency key (same rules as an instance id): sending again with the
+                same key (a retry after a timeout or a 5xx) stores nothing and returns the
+                event stored the first time.
         """
         check_id(type, what="event type")
+        if key is not None:
+            check_id(key, what="idempotency key")
         try:
             encoded = codec.encode(payload, what="event payload")
         except WorkflowError as exc:
             raise InvalidInput(str(exc)) from None
-        current = self.store.get(ref)
-        if current.status in FINISHED:
-            raise self._finished(current, "sent events")
-        now = self.clock.time()
-        event = EventRecord(
-            id=f"{int(now * 1000):015d}-{next(_EVENT_SEQ):09d}-{uuid.uuid4().hex[:8]}",
-            type=type,
-            payload=encoded,
-            timestamp=now,
-            generation=current.generation,
-        )
-        after = self.store.add_event(ref, event)
-        self._wake_if_idle(after)
-        return event
+        for _ in range(20):
+            current = self.store.get(ref)
+            if current.status in FINISHED:
+                earlier = self.store.find_event(ref, key) if key is not None else None
+                if earlier is not None:
+                    return earlier
+                raise self._finished(current, "sent events")
+            now = self.clock.time()
+            wake = current.status in RUNNABLE and not current.leased(now)
+            event = EventRecord(
+                id=event_id(current.version + 1),
+                type=type,
+                payload=encoded,
+                timestamp=now,
+                generation=current.generation,
+                key=key,
+            )
+            # An idle instance is due at once: if the wake-up below is lost, the sweep finds
+            # it. A leased one is left to its runner, whose next write fails on the version.
+            stored = self.store.add_event(ref, event, current.version, now if wake else None)
+            if stored is None:
+                continue  # the instance changed since it was read: decide again
+            if stored is event and wake:
+                self._post(lambda: self.queue.send(ref), ref)
+            return stored
+        raise ConcurrentModification(f"instance {ref} is changing too fast; try again")
 
     def _change(self, ref: InstanceRef, decide: Any) -> InstanceRecord:
         """Read, decide, write only if nobody wrote in between; retry on a race."""
@@ -331,11 +366,19 @@ class InstanceService:
                 return updated
         raise ConcurrentModification(f"instance {ref} is changing too fast; try again")
 
-    def _wake_if_idle(self, record: InstanceRecord) -> None:
-        """Post a wake-up unless a runner holds the lease (it will see the new version)."""
-        leased = record.lease_owner and (record.lease_expires_at or 0.0) > self.clock.time()
-        if record.status in RUNNABLE and not leased:
-            self.queue.send(record.ref)
+    @staticmethod
+    def _post(send: Callable[[], None], *refs: InstanceRef) -> None:
+        """Post a wake-up after a committed write. If the queue fails, the write stands and
+        the instance's due time makes the recovery sweep post it: the caller's request did
+        succeed, and failing it would only invite a retry that finds the id taken."""
+        try:
+            send()
+        except StorageError as exc:
+            log.warning(
+                "wake-up of %s not posted (%s); the recovery sweep will post it",
+                ", ".join(map(str, refs)),
+                exc,
+            )
 
     @staticmethod
     def _finished(record: InstanceRecord, action: str) -> InvalidTransition:

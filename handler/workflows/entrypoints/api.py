@@ -7,7 +7,7 @@ model. Every failure is JSON ``{"error": {"code", "message"}}``:
 ====  ======================  =================================================================
 400   invalid_json            the body is not JSON (or not UTF-8, or bad base64), or an object
                               in it has a key twice
-400   invalid_body            the body is not what the route takes at all (e.g. a list for {})
+400   invalid_body            the body is not what the route takes at all (e.g. a string for {})
 400   invalid_input           the engine refused a value: duplicate ids in a batch, bad event
                               type, bad cursor, params over 1 MiB encoded
 404   unknown_workflow        no workflow of that name (a malformed name included)
@@ -19,7 +19,8 @@ model. Every failure is JSON ``{"error": {"code", "message"}}``:
 409   invalid_transition      the instance has finished (pause, resume, terminate, events)
 413   body_too_large          the body is over 1 MiB
 415   unsupported_media_type  a body that is not ``application/json`` (in any letter case)
-422   validation_error        a field is missing, of the wrong type, unknown, or out of range
+422   validation_error        a field is missing, of the wrong type, unknown, or out of range;
+                              or a JSON array sent to a route that takes one object
 503   storage_error           DynamoDB or SQS failed; safe to retry
 500   internal_error          a bug; logged with its traceback
 ====  ======================  =================================================================
@@ -45,7 +46,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 from workflows.aws.runtime import get_runtime
@@ -319,10 +320,20 @@ def send_event(
     payload: Annotated[
         JsonValue, Body(description="Any JSON (≤ 1 MiB); empty body = null.")
     ] = None,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            description=(
+                "Makes retries safe: a second send with the same key (same rules as an "
+                "instance id) stores nothing and answers with the event stored the first time."
+            ),
+        ),
+    ] = None,
 ) -> EventAccepted:
     """Record the event and wake the instance if it is idle."""
     ref = _instance(name, instance_id)
-    event = _service().send_event(ref, event_type, payload)
+    event = _service().send_event(ref, event_type, payload, key=idempotency_key)
     return EventAccepted(instance_id=ref.id, type=event.type, event_id=event.id)
 
 
@@ -545,8 +556,8 @@ def _check_body_shape(event: Mapping[str, Any]) -> dict[str, Any] | None:
     except ValueError:
         return None
     return _proxy_answer(
-        400,
-        "invalid_body",
+        422,
+        "validation_error",
         "the body is not what this route takes: it is a JSON array, and this route takes one "
         "JSON object (to create many instances, POST the array to .../instances/batch)",
     )

@@ -1,8 +1,11 @@
 """RunnerFunction: advances instances named by work-queue messages.
 
 Triggered by the work queue with ``ReportBatchItemFailures``: each message is one instance to
-advance; a message whose instance fails for an infrastructure reason is reported and
-redelivered, the others succeed. A malformed message is logged and dropped (it can never
+advance; a message whose instance fails for an infrastructure reason (a StorageError: throttled,
+unreachable, outcome unknown) is reported and redelivered, the others succeed. The lease is
+taken in the message's name, so the same message delivered again takes back the lease it held
+if giving it back failed; and the message comes back after a short backoff instead of the
+queue's long visibility timeout. A malformed message is logged and dropped (it can never
 succeed, and redelivering it would only park it in the DLQ).
 """
 
@@ -22,7 +25,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from workflows.aws.runtime import get_runtime
 from workflows.aws.sqs import parse_work_message
-from workflows.engine.errors import InvalidInput
+from workflows.engine.errors import InvalidInput, StorageError
 from workflows.engine.runner import AdvanceResult
 from workflows.observability import logger, metrics
 from workflows.registry import load_workflows
@@ -53,7 +56,11 @@ def record_handler(record: SQSRecord) -> AdvanceResult | None:
     try:
         remaining = remaining_seconds()
         clock = (lambda: remaining_seconds() or 0.0) if remaining is not None else None
-        result = asyncio.run(runtime.runner.advance(ref, clock))
+        result = asyncio.run(runtime.runner.advance(ref, clock, owner=record.message_id))
+    except StorageError as exc:
+        log.warning("giving the work back for later", extra={"error": str(exc)})
+        runtime.queue.retry_later(record.receipt_handle, _backoff(record))
+        raise
     finally:
         log.remove_keys(["workflow", "instance_id"])
     _emit(result)
@@ -70,6 +77,15 @@ def record_handler(record: SQSRecord) -> AdvanceResult | None:
         },
     )
     return result
+
+
+def _backoff(record: SQSRecord) -> int:
+    """Seconds before a failed message comes back: 5 s, doubling per receive, at most 5 min."""
+    try:
+        received = int(record.attributes.approximate_receive_count)
+    except (TypeError, ValueError):
+        received = 1
+    return int(min(300, 5 * 2 ** max(0, min(received - 1, 10))))
 
 
 def _emit(result: AdvanceResult) -> None:
@@ -101,7 +117,9 @@ def _handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         response = process_partial_response(
             event=event,
             record_handler=record_handler,
-            processor=BatchProcessor(event_type=EventType.SQS),
+            # a batch whose every message failed is still a partial batch response (each
+            # message comes back after its own backoff), not an invocation error
+            processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False),
             context=context,
         )
         return dict(response)

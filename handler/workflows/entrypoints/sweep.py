@@ -1,11 +1,13 @@
 """SweepFunction: the recovery sweep, run on a schedule (every 5 minutes).
 
-Re-enqueues runnable instances that nobody is advancing: an instance whose first work message
-was lost (the process died between the create write and the send), or whose runner died and
-whose lease expired. The lease makes a duplicate wake-up harmless, so the sweep can be
-generous. (DynamoDB Streams would catch the first case sooner, at the cost of a stream and a
-function per table write; a periodic sweep also catches dead runners, so it is the one
-mechanism.)
+Re-enqueues instances that nobody advanced in time (see :mod:`workflows.engine.recovery`): an
+instance whose first work message was lost (the process died between the create write and the
+send), whose runner died and whose lease expired, whose wake-up schedule or delayed message was
+dropped, dead-lettered or never created, or that was sent an event whose wake-up was lost. It
+asks the due-time index, one Query per shard, never a scan. The lease makes a duplicate wake-up
+harmless, so the sweep can be generous. (DynamoDB Streams would catch a lost first message
+sooner, at the cost of a stream and a function per table write; a periodic sweep also catches
+dead runners and lost timers, so it is the one mechanism.)
 """
 
 from __future__ import annotations
@@ -15,22 +17,22 @@ from typing import Any, cast
 from aws_lambda_powertools.metrics import MetricUnit
 
 from workflows.aws.runtime import get_runtime
+from workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
 from workflows.observability import logger, metrics
 from workflows.registry import load_workflows
 
 load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 
-GRACE_SECONDS = 120.0  # leave just-created instances to their own first message
+GRACE_SECONDS = QUEUE_GRACE + SWEEP_MARGIN  # a just-created instance is left to its message
 
 
 def sweep() -> int:
-    """Re-enqueue stale instances; return how many."""
+    """Re-enqueue overdue instances of the registered workflows; return how many."""
     runtime = get_runtime()
-    stale = runtime.store.stale(
-        list(runtime.workflows), runtime.clock.time(), GRACE_SECONDS, limit=1000
-    )
-    runtime.queue.send_many([record.ref for record in stale])
-    return len(stale)
+    overdue = runtime.store.overdue(runtime.clock.time() - SWEEP_MARGIN, limit=1000)
+    refs = [ref for ref in overdue if ref.workflow in runtime.workflows]
+    runtime.queue.send_many(refs)
+    return len(refs)
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, int]:

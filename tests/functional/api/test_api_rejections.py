@@ -69,7 +69,15 @@ CASES = [
         code="unsupported_media_type",
         says="application/json",
     ),
-    Bad("create body is a list", "POST", INSTANCES, [1], code="invalid_body", says="object"),
+    Bad(
+        "create body is a list",
+        "POST",
+        INSTANCES,
+        [1],
+        status=422,
+        code="validation_error",
+        says="object",
+    ),
     Bad("create body is a string", "POST", INSTANCES, "x", code="invalid_body"),
     Bad(
         "both id and instance_id",

@@ -60,7 +60,7 @@ def test_array_body_to_create_creates_nothing(api: Api) -> None:
         answer = api.request("POST", INSTANCES, [{"id": "arr-a"}, {"id": "arr-b"}])
 
     # THEN it is refused (not: the first created, the rest ignored), pointing at the batch route
-    assert (answer.status, answer.code) == (400, "invalid_body"), answer.body
+    assert (answer.status, answer.code) == (422, "validation_error"), answer.body
     assert "JSON array" in answer.message and "one JSON object" in answer.message
     assert "batch" in answer.message
     assert api.request("GET", f"{INSTANCES}/arr-a").status == 404
@@ -79,7 +79,7 @@ def test_array_body_to_status_change_changes_nothing(api: Api) -> None:
         )
 
     # THEN it is refused, and the instance is still queued (not terminated)
-    assert (answer.status, answer.code) == (400, "invalid_body"), answer.body
+    assert (answer.status, answer.code) == (422, "validation_error"), answer.body
     assert api.request("GET", f"{INSTANCES}/arr-status").body["status"] == "queued"
 
 

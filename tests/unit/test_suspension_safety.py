@@ -1,0 +1,124 @@
+"""run() cannot swallow the engine's suspension: a sleep inside asyncio.gather(...,
+return_exceptions=True), asyncio.wait, a TaskGroup or ``except BaseException`` still sleeps,
+and no step after it runs early."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from workflows.testing import WorkflowTestEnv
+
+HOUR = 3600.0
+ran_after: list[float] = []
+
+
+async def gather_returning_exceptions(step: WorkflowStep) -> Any:
+    return await asyncio.gather(
+        step.sleep("nap", "1 hour"), step.do("beside", lambda: "b"), return_exceptions=True
+    )
+
+
+async def wait_without_looking(step: WorkflowStep) -> Any:
+    tasks = [asyncio.ensure_future(step.sleep("nap", "1 hour"))]
+    tasks.append(asyncio.ensure_future(step.do("beside", lambda: "b")))
+    await asyncio.wait(tasks)
+    return ["waited"]
+
+
+async def catch_base_exception(step: WorkflowStep) -> Any:
+    try:
+        await step.sleep("nap", "1 hour")
+    except BaseException:  # the point of the test: run() swallows everything
+        return ["caught"]
+    return ["slept"]
+
+
+async def task_group(step: WorkflowStep) -> Any:
+    async with asyncio.TaskGroup() as group:
+        group.create_task(step.sleep("nap", "1 hour"))
+    return ["grouped"]
+
+
+SHAPES: dict[str, Callable[[WorkflowStep], Awaitable[Any]]] = {
+    "gather(return_exceptions=True)": gather_returning_exceptions,
+    "asyncio.wait": wait_without_looking,
+    "except BaseException": catch_base_exception,
+    "TaskGroup": task_group,
+}
+
+
+def make_workflow(
+    shape: Callable[[WorkflowStep], Awaitable[Any]], env_ref: list[WorkflowTestEnv]
+) -> type[WorkflowEntrypoint]:
+    class Swallower(WorkflowEntrypoint):
+        async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+            first = await shape(step)
+
+            def after() -> str:
+                ran_after.append(env_ref[0].clock.time())
+                return "after"
+
+            return [first, await step.do("after the nap", after)]
+
+    return Swallower
+
+
+@pytest.mark.parametrize("shape", list(SHAPES), ids=list(SHAPES))
+def test_a_sleep_whose_suspension_run_catches_still_sleeps(shape: str) -> None:
+    # GIVEN run() sleeps in a construct that can catch the engine's suspension
+    ran_after.clear()
+    holder: list[WorkflowTestEnv] = []
+    env = WorkflowTestEnv({"swallow": make_workflow(SHAPES[shape], holder)})
+    holder.append(env)
+    start = env.clock.time()
+    inst = env.create("swallow", id="s")
+    # WHEN one invocation runs it
+    env.run_once("swallow", "s")
+    # THEN it is asleep: nothing after the sleep ran, nothing was returned
+    status = inst.status()
+    assert status.status == "waiting", status
+    assert status.output is None
+    assert ran_after == []
+    assert "after the nap" not in [row.name for row in status.steps]
+    # AND once the hour has passed it completes with the sleep's real outcome
+    env.run_until_idle()
+    status = inst.status()
+    assert status.status == "complete", status.error
+    assert ran_after == [start + HOUR]
+    assert "Suspend" not in repr(status.output)
+    assert status.output[1] == "after"
+
+
+def test_gather_with_return_exceptions_returns_the_sleeps_real_value_after_it() -> None:
+    holder: list[WorkflowTestEnv] = []
+    env = WorkflowTestEnv({"swallow": make_workflow(gather_returning_exceptions, holder)})
+    holder.append(env)
+    inst = env.create("swallow", id="g")
+    env.run_until_idle()
+    assert inst.status().output == [[None, "b"], "after"]
+
+
+class CatchesForever(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        for i in range(1_000):
+            try:
+                await step.sleep(f"nap {i}", "1 hour")
+            except BaseException:  # the point of the test
+                continue
+        return "never"
+
+
+def test_run_that_keeps_catching_suspensions_fails_naming_the_rule() -> None:
+    env = WorkflowTestEnv({"forever": CatchesForever})
+    inst = env.create("forever", id="f")
+    env.run_once("forever", "f")
+    status = inst.status()
+    assert status.status == "errored"
+    assert status.error is not None
+    assert "return_exceptions" in status.error.message
+    assert "rules of Workflows" in status.error.message
