@@ -12,10 +12,11 @@ crash would: the message is redelivered and the dead invocation's lease is treat
 
 from __future__ import annotations
 
+import base64
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from workflows.aws.sqs import parse_work_message
@@ -47,6 +48,7 @@ class LocalRuntime:
         self.out = out
         self._statuses: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._api_lock = threading.Lock()  # see handle_http
         self.aws = LocalAws(
             workflows,
             self.clock,
@@ -149,21 +151,42 @@ class LocalRuntime:
         self,
         method: str,
         path: str,
-        query: Mapping[str, str],
-        headers: Mapping[str, str],
+        query: Sequence[tuple[str, str]],
+        headers: Sequence[tuple[str, str]],
         body: bytes,
     ) -> tuple[int, dict[str, str], bytes]:
-        """Serve one HTTP request through the real ApiFunction handler."""
+        """Serve one HTTP request through the real ApiFunction handler.
+
+        Called from every connection thread of the dev server, and serialized: one request is
+        inside the handler at a time. The handler's resolver (Powertools) keeps the request
+        being resolved in shared state — ``BaseRouter.current_event`` is a class attribute,
+        the matched route sits in the resolver's ``context`` dict — so two threads inside it
+        answer with each other's status codes, or fail with ``KeyError: '_route'``. A resolver
+        per thread would not help (the class attribute is shared by every instance), and
+        serializing costs nothing measurable: the handler's work is moto calls, which the
+        embedded AWS already runs one at a time, and pure-Python validation, which the GIL
+        runs one at a time. It is also what Lambda does: one request per container at a time.
+        Sockets, body framing and JSON encoding of the answer stay concurrent, outside the lock.
+
+        Args:
+            method: the request method, as sent.
+            path: the request path, still percent-encoded (as API Gateway's REST API passes it).
+            query: the decoded query parameters, in order; a repeated name keeps every value.
+            headers: the request headers, in order; a repeated name keeps every value.
+            body: the request body, de-chunked.
+
+        Returns:
+            The status, the headers and the body of the answer.
+        """
         from workflows.aws.runtime import set_runtime
         from workflows.entrypoints.api import handler
 
-        set_runtime(self.aws.runtime)
         event = api_gateway_event(method, path, query, headers, body)
-        response = handler(event, LambdaContext("ApiFunction", 29_000))
+        with self._api_lock:
+            set_runtime(self.aws.runtime)
+            response = handler(event, LambdaContext("ApiFunction", 29_000))
         payload = response.get("body") or ""
         if response.get("isBase64Encoded"):
-            import base64
-
             data = base64.b64decode(payload)
         else:
             data = payload.encode() if isinstance(payload, str) else bytes(payload)
@@ -174,9 +197,18 @@ class LocalRuntime:
 
 
 def api_gateway_event(
-    method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str], body: bytes
+    method: str,
+    path: str,
+    query: Sequence[tuple[str, str]],
+    headers: Sequence[tuple[str, str]],
+    body: bytes,
 ) -> dict[str, Any]:
-    """The API Gateway REST API proxy event (payload format 1.0) for an HTTP request."""
+    """The API Gateway REST API proxy event (payload format 1.0) for an HTTP request.
+
+    As API Gateway builds it: a repeated header or query parameter is in the single-value map
+    with its last value and in the multi-value map with all of them; ``path`` is passed as
+    sent; a body that is not UTF-8 is base64-encoded.
+    """
     text: str | None
     encoded = False
     if not body:
@@ -185,17 +217,16 @@ def api_gateway_event(
         try:
             text = body.decode()
         except UnicodeDecodeError:
-            import base64
-
             text, encoded = base64.b64encode(body).decode(), True
+    single_headers = dict(headers)
     return {
         "resource": "/{proxy+}",
         "path": path,
         "httpMethod": method,
-        "headers": dict(headers),
-        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "headers": single_headers,
+        "multiValueHeaders": _multi(headers),
         "queryStringParameters": dict(query) or None,
-        "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} or None,
+        "multiValueQueryStringParameters": _multi(query) or None,
         "pathParameters": {"proxy": path.lstrip("/")},
         "stageVariables": None,
         "requestContext": {
@@ -205,7 +236,10 @@ def api_gateway_event(
             "stage": "local",
             "requestId": str(uuid.uuid4()),
             "requestTimeEpoch": int(time.time() * 1000),
-            "identity": {"sourceIp": "127.0.0.1", "userAgent": headers.get("User-Agent", "")},
+            "identity": {
+                "sourceIp": "127.0.0.1",
+                "userAgent": single_headers.get("User-Agent", ""),
+            },
             "accountId": "123456789012",
             "apiId": "local",
             "protocol": "HTTP/1.1",
@@ -213,3 +247,10 @@ def api_gateway_event(
         "body": text,
         "isBase64Encoded": encoded,
     }
+
+
+def _multi(pairs: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for key, value in pairs:
+        grouped.setdefault(key, []).append(value)
+    return grouped
