@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 from workflows.engine.model import InstanceRef
+from workflows.engine.transitions import Change
 
 from .workflows_under_test import ThreeSteps
 
@@ -21,7 +22,7 @@ def test_conditional_updates_racing_from_threads_have_exactly_one_winner(aws_env
 
     def contender(n: int) -> None:
         start.wait()
-        if env.store.update(ref, version, {"paused_at": float(n)}) is not None:
+        if env.store.update(ref, version, Change(paused_at=float(n))) is not None:
             winners.append(n)
 
     threads = [threading.Thread(target=contender, args=(n,)) for n in range(8)]

@@ -34,6 +34,7 @@ from workflows.engine.errors import (
 )
 from workflows.engine.model import (
     FINISHED,
+    RUNNABLE,
     EventRecord,
     InstanceRecord,
     InstanceRef,
@@ -42,6 +43,7 @@ from workflows.engine.model import (
 )
 from workflows.engine.ports import BatchCreateResult, InstancePage, InstanceState
 from workflows.engine.recovery import all_due_shards, due_shard
+from workflows.engine.transitions import Change
 
 from . import items as it
 from .cursors import CursorSigner
@@ -58,24 +60,8 @@ _THROTTLED = {
 }
 _TRANSACTION_BYTES = 3_500_000  # under the 4 MB TransactWriteItems limit
 _TRANSACTION_ITEMS = 100
-_LEASABLE = [InstanceStatus.QUEUED, InstanceStatus.RUNNING, InstanceStatus.WAITING]
-_FIELD_NAMES = {
-    "status",
-    "version",
-    "generation",
-    "updated_at",
-    "started_at",
-    "finished_at",
-    "output",
-    "error",
-    "lease_owner",
-    "lease_expires_at",
-    "wake_at",
-    "paused_at",
-    "pauses",
-    "expires_at",
-    "due_at",
-}
+# leased and set running; waitingForPause is leased as it is (the runner pauses it)
+_LEASED_TO_RUN = sorted(RUNNABLE - {InstanceStatus.WAITING_FOR_PAUSE})
 
 
 def _code(exc: ClientError) -> str:
@@ -443,72 +429,22 @@ class DynamoStore:
     # --- the instance item ----------------------------------------------------------------
 
     def update(
-        self, ref: InstanceRef, expected_version: int, patch: Mapping[str, Any]
+        self, ref: InstanceRef, expected_version: int, change: Change
     ) -> InstanceRecord | None:
-        unknown = set(patch) - _FIELD_NAMES
-        if unknown:
-            raise ValueError(f"cannot update instance fields {sorted(unknown)}")
-        pk = it.instance_pk(ref.workflow, ref.id)
-        sets = ["#version = :version"]
-        removes: list[str] = []
-        names = {"#version": "version"}
-        values: dict[str, Any] = {
-            ":version": it.n(expected_version + 1),
-            ":expected": it.n(expected_version),
-        }
-        chunk_items: list[dict[str, Any]] = []
-        for field, value in patch.items():
-            if field == "version":
-                continue
-            names[f"#{field}"] = field
-            if field == "output" and value is not None:
-                holder: dict[str, Any] = {}
-                chunk_items = it.put_blob(
-                    holder,
-                    "output",
-                    value,
-                    it.INSTANCE_SK,
-                    pk,
-                    self.clock.time() + it.JOURNAL_HORIZON,
-                )
-                for attr, attr_value in holder.items():
-                    names[f"#{attr}"] = attr
-                    values[f":{attr}"] = attr_value
-                    sets.append(f"#{attr} = :{attr}")
-                continue
-            if value is None or (field == "pauses" and not value):
-                removes.append(f"#{field}")
-                if field == "due_at":  # out of the due index too
-                    names["#due_shard"] = "due_shard"
-                    removes.append("#due_shard")
-                if field == "output":
-                    for attr in ("output_z", "output_chunks"):
-                        names[f"#{attr}"] = attr
-                        removes.append(f"#{attr}")
-                continue
-            values[f":{field}"] = _attribute(field, value)
-            sets.append(f"#{field} = :{field}")
-            if field == "due_at":
-                names["#due_shard"] = "due_shard"
-                values[":due_shard"] = it.s(due_shard(ref))
-                sets.append("#due_shard = :due_shard")
-            if field == "status":
-                names["#gsi1pk"] = "gsi1pk"
-                values[":gsi1pk"] = it.s(f"{ref.workflow}#{InstanceStatus(value).value}")
-                sets.append("#gsi1pk = :gsi1pk")
-        expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+        parts = it.change_update(ref, change, expected_version + 1, self.clock.time())
+        parts.names["#version"] = "version"
         update = {
             "TableName": self.table,
             "Key": self._key(ref, it.INSTANCE_SK),
-            "UpdateExpression": expression,
+            "UpdateExpression": parts.expression(),
             # version = :expected — nobody (event, control, other runner) wrote since we read
             "ConditionExpression": "#version = :expected",
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": values,
+            "ExpressionAttributeNames": parts.names,
+            "ExpressionAttributeValues": parts.values | {":expected": it.n(expected_version)},
         }
         try:
-            if chunk_items:
-                self._transact([{"Update": update}, *({"Put": c} for c in chunk_items)])
+            if parts.chunks:
+                self._transact([{"Update": update}, *({"Put": c} for c in parts.chunks)])
                 return self.get(ref)
             response = _boundary_raw(
                 lambda: self.client.update_item(**update, ReturnValues="ALL_NEW")  # type: ignore[arg-type]
@@ -528,7 +464,7 @@ class DynamoStore:
             ":running": it.s(InstanceStatus.RUNNING.value),
             ":gsi": it.s(f"{ref.workflow}#running"),
             ":shard": it.s(due_shard(ref)),
-            **{f":s{i}": it.s(s.value) for i, s in enumerate(_LEASABLE)},
+            **{f":s{i}": it.s(s.value) for i, s in enumerate(_LEASED_TO_RUN)},
         }
         base = (
             "SET lease_owner = :owner, lease_expires_at = :expires, version = version + :one, "
@@ -684,16 +620,6 @@ def _boundary_raw(call: Callable[[], T]) -> T:
         raise _translate(exc) from exc
     except BotoCoreError as exc:
         raise _unreachable(exc) from exc
-
-
-def _attribute(field: str, value: Any) -> dict[str, Any]:
-    if field == "error":
-        return it.error_value(value)
-    if field == "pauses":
-        return it.pauses_value(tuple(value))
-    if field in ("status", "lease_owner"):
-        return it.s(str(value.value if isinstance(value, InstanceStatus) else value))
-    return it.n(value)
 
 
 def _not_found(ref: InstanceRef) -> InstanceNotFound:

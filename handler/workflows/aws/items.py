@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from workflows.engine.model import (
@@ -49,6 +50,7 @@ from workflows.engine.model import (
     JournalEntry,
 )
 from workflows.engine.recovery import due_shard
+from workflows.engine.transitions import Change
 
 Item = dict[str, Any]
 
@@ -381,3 +383,75 @@ def event_record(item: Item, chunks: dict[str, Item]) -> EventRecord:
         generation=get_int(item, "generation", 1),
         key=get_s(item, "key"),
     )
+
+
+# --- changes to the instance item ---------------------------------------------------------
+
+
+@dataclass
+class ItemUpdate:
+    """An UpdateExpression being built: ``SET`` and ``REMOVE`` clauses with their names and
+    values, and the chunk items of a large output (written in the same transaction)."""
+
+    sets: list[str] = field(default_factory=list)
+    removes: list[str] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+    chunks: list[Item] = field(default_factory=list)
+
+    def set(self, name: str, value: dict[str, Any]) -> None:
+        self.names[f"#{name}"] = name
+        self.values[f":{name}"] = value
+        self.sets.append(f"#{name} = :{name}")
+
+    def remove(self, *names: str) -> None:
+        for name in names:
+            self.names[f"#{name}"] = name
+            self.removes.append(f"#{name}")
+
+    def expression(self) -> str:
+        return (
+            "SET "
+            + ", ".join(self.sets)
+            + (" REMOVE " + ", ".join(self.removes) if self.removes else "")
+        )
+
+
+_REMOVED_WITH = {
+    "output": ("output", "output_z", "output_chunks"),
+    "due_at": ("due_at", "due_shard"),  # out of the due index too
+}
+
+
+def change_update(ref: InstanceRef, change: Change, version: int, now: float) -> ItemUpdate:
+    """The update that writes ``change`` to an instance item and moves it to ``version``."""
+    update = ItemUpdate()
+    update.set("version", n(version))
+    for name, value in change.values().items():
+        if value is None or (name == "pauses" and not value):
+            update.remove(*_REMOVED_WITH.get(name, (name,)))
+        elif name == "output":
+            holder: Item = {}
+            pk = instance_pk(ref.workflow, ref.id)
+            update.chunks = put_blob(
+                holder, "output", value, INSTANCE_SK, pk, now + JOURNAL_HORIZON
+            )
+            for attribute, stored in holder.items():
+                update.set(attribute, stored)
+        else:
+            update.set(name, _attribute(name, value))
+            if name == "due_at":
+                update.set("due_shard", s(due_shard(ref)))
+            elif name == "status":
+                update.set("gsi1pk", s(f"{ref.workflow}#{InstanceStatus(value).value}"))
+    return update
+
+
+def _attribute(name: str, value: Any) -> dict[str, Any]:
+    if name == "error":
+        return error_value(value)
+    if name == "pauses":
+        return pauses_value(tuple(value))
+    if name == "status":
+        return s(InstanceStatus(value).value)
+    return n(value)

@@ -7,15 +7,16 @@ threads and may use a workflow client.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from .clock import Clock
 from .errors import InstanceAlreadyExists, InstanceNotFound, InvalidInput
 from .model import (
     FINISHED,
+    RUNNABLE,
     EventRecord,
     InstanceRecord,
     InstanceRef,
@@ -23,15 +24,7 @@ from .model import (
     JournalEntry,
 )
 from .ports import BatchCreateResult, InstancePage, InstanceState
-
-_LEASABLE = frozenset(
-    {
-        InstanceStatus.QUEUED,
-        InstanceStatus.RUNNING,
-        InstanceStatus.WAITING,
-        InstanceStatus.WAITING_FOR_PAUSE,
-    }
-)
+from .transitions import Change
 
 
 @dataclass
@@ -113,10 +106,12 @@ class MemoryStore:
             stored.events.append(event)
             if event.key is not None:
                 stored.keys[event.key] = event
-            patch: dict[str, Any] = {"version": record.version + 1, "updated_at": event.timestamp}
-            if due_at is not None:
-                patch["due_at"] = due_at
-            stored.record = record.patched(patch)
+            stored.record = dataclasses.replace(
+                record,
+                version=record.version + 1,
+                updated_at=event.timestamp,
+                due_at=record.due_at if due_at is None else due_at,
+            )
             self.writes += 1
             return event
 
@@ -125,13 +120,13 @@ class MemoryStore:
             return self._stored(ref).keys.get(key)
 
     def update(
-        self, ref: InstanceRef, expected_version: int, patch: Mapping[str, Any]
+        self, ref: InstanceRef, expected_version: int, change: Change
     ) -> InstanceRecord | None:
         with self._lock:
             stored = self._stored(ref)
             if stored.record.version != expected_version:
                 return None
-            stored.record = stored.record.patched({**patch, "version": expected_version + 1})
+            stored.record = change.applied(stored.record)
             self.writes += 1
             return stored.record
 
@@ -144,21 +139,20 @@ class MemoryStore:
                 return None
             record = stored.record
             lease_free = not record.leased(now) or record.lease_owner == owner
-            if record.status not in _LEASABLE or not lease_free:
+            if record.status not in RUNNABLE or not lease_free:
                 return None
             status = record.status
             if status in (InstanceStatus.QUEUED, InstanceStatus.WAITING):
                 status = InstanceStatus.RUNNING
-            stored.record = record.patched(
-                {
-                    "status": status,
-                    "lease_owner": owner,
-                    "lease_expires_at": expires_at,
-                    "version": record.version + 1,
-                    "started_at": record.started_at or now,
-                    "updated_at": now,
-                    "due_at": expires_at,
-                }
+            stored.record = dataclasses.replace(
+                record,
+                status=status,
+                lease_owner=owner,
+                lease_expires_at=expires_at,
+                version=record.version + 1,
+                started_at=record.started_at or now,
+                updated_at=now,
+                due_at=expires_at,
             )
             self.writes += 1
             return stored.record
@@ -168,8 +162,8 @@ class MemoryStore:
             stored = self._instances.get(ref)
             if stored is None or stored.record.lease_owner != owner:
                 return
-            stored.record = stored.record.patched(
-                {"lease_owner": None, "lease_expires_at": None, "due_at": due_at}
+            stored.record = dataclasses.replace(
+                stored.record, lease_owner=None, lease_expires_at=None, due_at=due_at
             )
 
     def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
@@ -177,7 +171,7 @@ class MemoryStore:
             stored = self._instances.get(ref)
             if stored is None or stored.record.lease_owner != owner:
                 return None
-            stored.record = stored.record.patched({"lease_expires_at": expires_at})
+            stored.record = dataclasses.replace(stored.record, lease_expires_at=expires_at)
             return stored.record
 
     def list_instances(
@@ -214,7 +208,9 @@ class MemoryStore:
         """Drop a dead invocation's lease, as if it had expired."""
         with self._lock:
             stored = self._stored(ref)
-            stored.record = stored.record.patched({"lease_owner": None, "lease_expires_at": None})
+            stored.record = dataclasses.replace(
+                stored.record, lease_owner=None, lease_expires_at=None
+            )
 
     def journal(self, ref: InstanceRef) -> list[JournalEntry]:
         """The current generation's journal entries in recording order."""

@@ -6,7 +6,6 @@ format. The journal is append-only: an entry, once recorded, is never changed.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -36,6 +35,7 @@ class InstanceStatus(StrEnum):
 
 
 FINISHED = frozenset({InstanceStatus.COMPLETE, InstanceStatus.ERRORED, InstanceStatus.TERMINATED})
+# Not finished, not paused: a runner may take the instance's lease and advance it.
 RUNNABLE = frozenset(
     {
         InstanceStatus.QUEUED,
@@ -109,10 +109,6 @@ class InstanceRecord:
     def leased(self, now: float) -> bool:
         """True while a runner holds a live lease on the instance."""
         return self.lease_owner is not None and (self.lease_expires_at or 0.0) > now
-
-    def patched(self, patch: dict[str, Any]) -> InstanceRecord:
-        """A copy with ``patch`` applied (the in-memory twin of an UpdateItem)."""
-        return dataclasses.replace(self, **patch)
 
 
 class EntryKind(StrEnum):

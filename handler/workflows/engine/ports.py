@@ -6,11 +6,12 @@ kit); ``workflows.aws`` implements them on DynamoDB, SQS and EventBridge Schedul
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from .model import EventRecord, InstanceRecord, InstanceRef, InstanceStatus, JournalEntry
+from .transitions import Change
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +91,11 @@ class InstanceStore(Protocol):
         ...
 
     def update(
-        self, ref: InstanceRef, expected_version: int, patch: Mapping[str, Any]
+        self, ref: InstanceRef, expected_version: int, change: Change
     ) -> InstanceRecord | None:
-        """Apply ``patch`` (field → value, None removes) and bump the version, only if the
-        version is still ``expected_version``. Returns the new record, or None if it changed.
+        """Write ``change`` (see :mod:`workflows.engine.transitions`) and bump the version, only
+        if the version is still ``expected_version``. Returns the new record, or None if it
+        changed meanwhile.
         """
         ...
 

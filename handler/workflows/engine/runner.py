@@ -25,7 +25,6 @@ import logging
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from . import codec
 from .clock import Clock
@@ -41,13 +40,12 @@ from .model import (
     event_timestamp,
 )
 from .ports import InstanceState, InstanceStore, WakeUpScheduler, WorkQueue
-from .recovery import QUEUE_GRACE
 from .replay import Completed, Failed, Outcome, Replay, Suspended
+from .transitions import Change, Finish, Pause, Settle, Transition, Wait, Yield
 
 log = logging.getLogger("workflows.runner")
 
 StatusListener = Callable[[InstanceRecord], None]
-_RELEASE: dict[str, Any] = {"lease_owner": None, "lease_expires_at": None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +162,8 @@ class Runner:
             record = state.record
             if record.lease_owner != owner:
                 return result  # our lease was taken over
-            patch = self._settled_patch(record)
-            if patch is None:
+            transition = self._settled(record)
+            if transition is None:
                 outcome = await self._replay(state, owner, remaining, result)
                 if isinstance(outcome, Suspended) and outcome.reason == "lost":
                     return result
@@ -174,11 +172,12 @@ class Runner:
                     await self.clock.sleep(outcome.wake_at - self.clock.time())
                     state = self.store.load(ref)
                     continue
-                patch = self._patch_for(outcome, record)
-                if patch is None:  # a control signal: reload and look again
+                transition = self._transition_for(outcome, record)
+                if transition is None:  # a control signal: reload and look again
                     state = self.store.load(ref)
                     continue
-            updated = self.store.update(ref, record.version, {**patch, **_RELEASE})
+            change = transition.change(record, self.clock.time())
+            updated = self.store.update(ref, record.version, change or Change(release=True))
             if updated is None:  # something arrived meanwhile: replay with it
                 state = self.store.load(ref)
                 continue
@@ -190,55 +189,34 @@ class Runner:
                 result.suspended = None
             return result
         self.queue.send(ref)
-        self.store.update(
-            ref, state.record.version, {**_RELEASE, "due_at": self.clock.time() + QUEUE_GRACE}
-        )
+        last = state.record
+        self.store.update(ref, last.version, Yield().change(last, self.clock.time()) or Change())
         return AdvanceResult(state.record.status, self.settings.max_passes, suspended="yield")
 
     # --- deciding -------------------------------------------------------------------------
 
-    def _settled_patch(self, record: InstanceRecord) -> dict[str, Any] | None:
-        """The patch for an instance that must not be replayed now, or None to replay."""
+    def _settled(self, record: InstanceRecord) -> Transition | None:
+        """The transition of an instance that must not be replayed now, or None to replay."""
         if record.status in FINISHED or record.status is InstanceStatus.PAUSED:
-            return {}
+            return Settle()
         if record.status is InstanceStatus.WAITING_FOR_PAUSE:
-            return {"status": InstanceStatus.PAUSED, "paused_at": self.clock.time(), "due_at": None}
+            return Pause(by_runner=True)
         return None
 
-    def _patch_for(self, outcome: Outcome, record: InstanceRecord) -> dict[str, Any] | None:
-        now = self.clock.time()
-        finished = {
-            "finished_at": now,
-            "expires_at": now + self.settings.retention_seconds,
-            "due_at": None,
-        }
+    def _transition_for(self, outcome: Outcome, record: InstanceRecord) -> Transition | None:
+        retention = self.settings.retention_seconds
         if isinstance(outcome, Completed):
-            return {
-                "status": InstanceStatus.COMPLETE,
-                "output": outcome.output,
-                "error": None,
-                "wake_at": None,
-                **finished,
-            }
+            return Finish(InstanceStatus.COMPLETE, retention, output=outcome.output)
         if isinstance(outcome, Failed):
-            return {
-                "status": InstanceStatus.ERRORED,
-                "error": outcome.error,
-                "wake_at": None,
-                **finished,
-            }
+            return Finish(InstanceStatus.ERRORED, retention, error=outcome.error)
         if outcome.reason == "pause":
-            return {"status": InstanceStatus.PAUSED, "paused_at": now, "due_at": None}
+            return Pause(by_runner=True)
         if outcome.reason == "yield":
             self.queue.send(record.ref)  # before letting go: a crash now costs a duplicate
-            return {"status": InstanceStatus.RUNNING, "due_at": now + QUEUE_GRACE}
+            return Yield()
         if outcome.wake_at is not None:
             self.scheduler.schedule(record.ref, outcome.wake_at, outcome.reason)
-            return {
-                "status": InstanceStatus.WAITING,
-                "wake_at": outcome.wake_at,
-                "due_at": outcome.wake_at,
-            }
+            return Wait(outcome.wake_at)
         return None
 
     def _should_wait_inline(self, outcome: Outcome, remaining: Callable[[], float] | None) -> bool:

@@ -38,6 +38,7 @@ from .model import (
 from .ports import InstancePage, InstanceStore, WakeUpScheduler, WorkQueue
 from .recovery import QUEUE_GRACE
 from .timeline import build_timeline
+from .transitions import Pause, Restart, Resume, Terminate, Transition
 
 log = logging.getLogger("workflows.service")
 
@@ -224,83 +225,24 @@ class InstanceService:
 
     def pause(self, ref: InstanceRef) -> InstanceRecord:
         """Pause: at once if nothing runs, else when the running step finishes."""
-
-        def decide(record: InstanceRecord) -> dict[str, Any] | None:
-            if record.status in FINISHED:
-                raise self._finished(record, "paused")
-            if record.status in (InstanceStatus.PAUSED, InstanceStatus.WAITING_FOR_PAUSE):
-                return None
-            if record.leased(self.clock.time()):
-                return {"status": InstanceStatus.WAITING_FOR_PAUSE}
-            return {"status": InstanceStatus.PAUSED, "paused_at": self.clock.time(), "due_at": None}
-
-        return self._change(ref, decide)
+        return self._change(ref, Pause())[1]
 
     def resume(self, ref: InstanceRef) -> InstanceRecord:
         """Resume a paused instance; its pending sleeps and retry delays move by the pause."""
-        resumed = False
-
-        def decide(record: InstanceRecord) -> dict[str, Any] | None:
-            nonlocal resumed
-            if record.status is InstanceStatus.WAITING_FOR_PAUSE:
-                return {"status": InstanceStatus.RUNNING}
-            if record.status is not InstanceStatus.PAUSED:
-                if record.status in FINISHED:
-                    raise self._finished(record, "resumed")
-                return None
-            now = self.clock.time()
-            resumed = True
-            pauses = (*record.pauses, (record.paused_at or now, now))
-            return {
-                "status": InstanceStatus.QUEUED,
-                "paused_at": None,
-                "pauses": pauses,
-                "due_at": now + QUEUE_GRACE,
-            }
-
-        record = self._change(ref, decide)
-        if resumed:
+        before, record = self._change(ref, Resume())
+        if before.status is InstanceStatus.PAUSED and record is not before:
             self._post(lambda: self.queue.send(ref), ref)
         return record
 
     def terminate(self, ref: InstanceRef) -> InstanceRecord:
         """Stop the instance for good. A finished instance → InvalidTransition."""
-
-        def decide(record: InstanceRecord) -> dict[str, Any] | None:
-            if record.status in FINISHED:
-                raise self._finished(record, "terminated")
-            now = self.clock.time()
-            return {
-                "status": InstanceStatus.TERMINATED,
-                "finished_at": now,
-                "expires_at": now + self.retention_seconds,
-                "wake_at": None,
-                "paused_at": None,
-                "due_at": None,
-            }
-
-        record = self._change(ref, decide)
+        record = self._change(ref, Terminate(self.retention_seconds))[1]
         self._post(lambda: self.scheduler.cancel(ref), ref)  # a stale wake-up is harmless
         return record
 
     def restart(self, ref: InstanceRef) -> InstanceRecord:
         """Run the instance again from the top, with the same id and params (new generation)."""
-
-        def decide(record: InstanceRecord) -> dict[str, Any] | None:
-            return {
-                "generation": record.generation + 1,
-                "status": InstanceStatus.QUEUED,
-                "output": None,
-                "error": None,
-                "finished_at": None,
-                "expires_at": None,
-                "wake_at": None,
-                "paused_at": None,
-                "pauses": (),
-                "due_at": self.clock.time() + QUEUE_GRACE,
-            }
-
-        record = self._change(ref, decide)
+        record = self._change(ref, Restart())[1]
         self._post(lambda: self.scheduler.cancel(ref), ref)  # a stale wake-up is harmless
         self._post(lambda: self.queue.send(ref), ref)
         return record
@@ -331,7 +273,10 @@ class InstanceService:
                 earlier = self.store.find_event(ref, key) if key is not None else None
                 if earlier is not None:
                     return earlier
-                raise self._finished(current, "sent events")
+                raise InvalidTransition(
+                    f"instance '{current.id}' is already {current.status}; finished instances "
+                    "cannot be sent events (restart it to run it again)"
+                )
             now = self.clock.time()
             wake = current.status in RUNNABLE and not current.leased(now)
             event = EventRecord(
@@ -352,18 +297,22 @@ class InstanceService:
             return stored
         raise ConcurrentModification(f"instance {ref} is changing too fast; try again")
 
-    def _change(self, ref: InstanceRef, decide: Any) -> InstanceRecord:
-        """Read, decide, write only if nobody wrote in between; retry on a race."""
+    def _change(
+        self, ref: InstanceRef, transition: Transition
+    ) -> tuple[InstanceRecord, InstanceRecord]:
+        """Read, decide, write only if nobody wrote in between; retry on a race.
+
+        Returns the record the decision was taken on and the record after it (the same
+        object when there was nothing to change).
+        """
         for _ in range(20):
             record = self.store.get(ref)
-            patch = decide(record)
-            if patch is None:
-                return record
-            updated = self.store.update(
-                ref, record.version, {**patch, "updated_at": self.clock.time()}
-            )
+            change = transition.change(record, self.clock.time())
+            if change is None:
+                return record, record
+            updated = self.store.update(ref, record.version, change)
             if updated is not None:
-                return updated
+                return record, updated
         raise ConcurrentModification(f"instance {ref} is changing too fast; try again")
 
     @staticmethod
@@ -379,10 +328,3 @@ class InstanceService:
                 ", ".join(map(str, refs)),
                 exc,
             )
-
-    @staticmethod
-    def _finished(record: InstanceRecord, action: str) -> InvalidTransition:
-        return InvalidTransition(
-            f"instance '{record.id}' is already {record.status}; finished instances cannot be "
-            f"{action} (restart it to run it again)"
-        )

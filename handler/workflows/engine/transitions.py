@@ -1,0 +1,266 @@
+"""Every legal change of an instance's status, and what each one writes, in one place.
+
+An instance moves only through the transitions below. The runner and the instance service
+build a transition and hand it to :meth:`InstanceStore.update`, which writes the
+:class:`Change` it yields, conditional on the version the decision was taken on (see
+:mod:`workflows.engine.runner` for why that loses no wake-up). Creation, leases and events are
+single conditional writes of the store itself (their rules are in the store's port,
+:mod:`workflows.engine.ports`), listed here so the whole machine reads in one table.
+
+=================  ========================  ===================  =========================
+transition         from                      to                   by, and its precondition
+=================  ========================  ===================  =========================
+create             (nothing)                 queued               API; the id is free
+lease              queued, waiting, running  running              runner; lease free, expired
+                   waitingForPause           waitingForPause      or already its own
+release            any                       (unchanged)          runner; it holds the lease
+event              not finished              (unchanged)          API; version unchanged
+:class:`Finish`    running, waitingForPause  complete, errored    runner; run() returned/raised
+:class:`Wait`      running                   waiting              runner; a sleep, retry delay
+                                                                  or event wait is pending
+:class:`Yield`     running                   running              runner; out of time or
+                                                                  passes, work re-posted
+:class:`Settle`    paused, finished          (unchanged)          runner; lets the lease go
+:class:`Pause`     queued, running,          paused               API, or the runner when it
+                   waiting, waitingForPause                       stops (nothing running)
+                   running (leased)          waitingForPause      API; a runner is busy
+:class:`Resume`    paused                    queued               API; sleeps shift by the
+                   waitingForPause           running              pause / the pause is undone
+:class:`Terminate` not finished              terminated           API
+:class:`Restart`   any                       queued               API; a new generation
+=================  ========================  ===================  =========================
+
+Finished (complete, errored, terminated) is final except for restart. A transition asked of
+a status it does not leave raises :class:`~workflows.engine.errors.InvalidTransition` when the
+caller must be told (terminating a finished instance), or yields no change when the instance
+is already where the caller wants it (pausing a paused instance).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, fields
+from typing import Any, Protocol
+
+from .errors import InvalidTransition
+from .model import FINISHED, ErrorInfo, InstanceRecord, InstanceStatus
+from .recovery import QUEUE_GRACE
+
+
+class _Keep:
+    """The value of a :class:`Change` field that the change leaves as it is."""
+
+    _instance: _Keep | None = None
+
+    def __new__(cls) -> _Keep:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP = _Keep()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """What a transition writes to the instance item: each field is a new value, ``None``
+    to remove it, or :data:`KEEP` to leave it. ``version`` is always bumped by the store, and
+    ``release`` drops the lease (owner and expiry). A misspelt field is a type error.
+    """
+
+    status: InstanceStatus | _Keep = KEEP
+    generation: int | _Keep = KEEP
+    updated_at: float | _Keep = KEEP
+    finished_at: float | _Keep | None = KEEP
+    expires_at: float | _Keep | None = KEEP
+    output: str | _Keep | None = KEEP
+    error: ErrorInfo | _Keep | None = KEEP
+    wake_at: float | _Keep | None = KEEP
+    paused_at: float | _Keep | None = KEEP
+    pauses: tuple[tuple[float, float], ...] | _Keep = KEEP
+    due_at: float | _Keep | None = KEEP
+    release: bool = False
+
+    def values(self) -> dict[str, Any]:
+        """The fields this change sets or removes (None = remove), lease fields included."""
+        found = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "release" and getattr(self, f.name) is not KEEP
+        }
+        if self.release:
+            found |= {"lease_owner": None, "lease_expires_at": None}
+        return found
+
+    def applied(self, record: InstanceRecord) -> InstanceRecord:
+        """``record`` with this change made and its version bumped (the in-memory write)."""
+        return dataclasses.replace(record, **self.values(), version=record.version + 1)
+
+
+class Transition(Protocol):
+    """A decision about one instance, taken on the record as it was read."""
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        """The change to write, or None when the instance is already where it should be.
+
+        Raises:
+            InvalidTransition: the instance's status does not allow it.
+        """
+        ...
+
+
+def _finished(record: InstanceRecord, action: str) -> InvalidTransition:
+    return InvalidTransition(
+        f"instance '{record.id}' is already {record.status}; finished instances cannot be "
+        f"{action} (restart it to run it again)"
+    )
+
+
+# --- the runner's transitions --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """run() returned (complete, with ``output``) or failed (errored, with ``error``)."""
+
+    status: InstanceStatus
+    retention_seconds: float
+    output: str | None = None
+    error: ErrorInfo | None = None
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        if self.status not in (InstanceStatus.COMPLETE, InstanceStatus.ERRORED):
+            raise ValueError(
+                f"a runner finishes an instance complete or errored, not {self.status}"
+            )
+        return Change(
+            status=self.status,
+            output=self.output,
+            error=self.error,
+            wake_at=None,
+            finished_at=now,
+            expires_at=now + self.retention_seconds,
+            due_at=None,
+            release=True,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """run() must wait until ``wake_at`` (sleep, retry delay, event-wait timeout)."""
+
+    wake_at: float
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        return Change(
+            status=InstanceStatus.WAITING, wake_at=self.wake_at, due_at=self.wake_at, release=True
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Yield:
+    """The runner stops early (time or passes used up) after posting the work again."""
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        return Change(status=InstanceStatus.RUNNING, due_at=now + QUEUE_GRACE, release=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Settle:
+    """A paused or finished instance the runner found: only its lease is let go."""
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        return Change(release=True)
+
+
+# --- the instance service's transitions (and the runner's pause) ---------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """Pause now when no runner is busy (or by the runner itself, ``by_runner``), else ask
+    the busy runner to pause when its running step is done (waitingForPause)."""
+
+    by_runner: bool = False
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        if record.status in FINISHED:
+            raise _finished(record, "paused")
+        if record.status is InstanceStatus.PAUSED:
+            return None
+        if not self.by_runner:
+            if record.status is InstanceStatus.WAITING_FOR_PAUSE:
+                return None
+            if record.leased(now):
+                return Change(status=InstanceStatus.WAITING_FOR_PAUSE, updated_at=now)
+        return Change(
+            status=InstanceStatus.PAUSED,
+            paused_at=now,
+            due_at=None,
+            updated_at=now,
+            release=self.by_runner,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Undo a pause: a paused instance is queued again (its sleeps shift by the pause); a
+    pause that has not taken effect yet is simply withdrawn."""
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        if record.status is InstanceStatus.WAITING_FOR_PAUSE:
+            return Change(status=InstanceStatus.RUNNING, updated_at=now)
+        if record.status in FINISHED:
+            raise _finished(record, "resumed")
+        if record.status is not InstanceStatus.PAUSED:
+            return None
+        return Change(
+            status=InstanceStatus.QUEUED,
+            paused_at=None,
+            pauses=(*record.pauses, (record.paused_at or now, now)),
+            due_at=now + QUEUE_GRACE,
+            updated_at=now,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Terminate:
+    """Stop the instance for good."""
+
+    retention_seconds: float
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        if record.status in FINISHED:
+            raise _finished(record, "terminated")
+        return Change(
+            status=InstanceStatus.TERMINATED,
+            finished_at=now,
+            expires_at=now + self.retention_seconds,
+            wake_at=None,
+            paused_at=None,
+            due_at=None,
+            updated_at=now,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Restart:
+    """Run again from the top, same id and params: a new generation of the journal."""
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        return Change(
+            generation=record.generation + 1,
+            status=InstanceStatus.QUEUED,
+            output=None,
+            error=None,
+            finished_at=None,
+            expires_at=None,
+            wake_at=None,
+            paused_at=None,
+            pauses=(),
+            due_at=now + QUEUE_GRACE,
+            updated_at=now,
+        )
