@@ -1,6 +1,6 @@
 """The rules of Workflows (Cloudflare's good / bad examples), ported to Python.
 
-One module per seed rule, with the good workflow (``...Workflow``) and the bad one
+One module per rule, with the good workflow (``...Workflow``) and the bad one
 (``Bad...Workflow``) side by side. Each bad line carries ``# workflows: ignore[WF1xx]`` naming
 the lint rule that catches it, so ``workflows lint handler/`` is clean and
 ``workflows lint --no-ignore handler/examples`` shows every bad pattern.

@@ -1,4 +1,4 @@
-"""Local stand-ins for the Cloudflare bindings the seed's examples use.
+"""Local stand-ins for the Cloudflare bindings the examples use.
 
 The examples read them as ``self.env.KV``, ``self.env.PAYMENTS``, ... exactly like
 ``this.env.KV`` in a Cloudflare Worker; :func:`example_env` builds the set of values to pass

@@ -1,4 +1,6 @@
-"""Seed rule "await-steps": always await a step (or hand it to ``asyncio.gather``).
+"""Rules of Workflows: "Always await your steps".
+
+Always await a step (or hand it to ``asyncio.gather``).
 
 ``step.do(...)`` returns a coroutine. Not awaited, the step never runs to completion: its
 result and any error are lost, and the workflow goes on as if it had not been called.

@@ -1,4 +1,6 @@
-"""Seed rule "batch-create": start many instances with one ``create_batch`` call.
+"""Rules of Workflows: "Batch multiple Workflow invocations".
+
+Start many instances with one ``create_batch`` call.
 
 Creating instances one by one makes one request each and runs into the creation rate limit
 sooner; ``create_batch`` takes up to 100 at a time (ids that already exist are skipped).

@@ -1,4 +1,6 @@
-"""Seed rule "conditional-logic": branch only on values that are the same on every replay.
+"""Rules of Workflows: "Use conditional logic carefully".
+
+Branch only on values that are the same on every replay.
 
 A branch on a step's result, on the event's payload or on a constant takes the same path on
 every replay. A branch on a random number (or the time) drawn outside a step may take another

@@ -1,4 +1,6 @@
-"""Seed rule "side-effects-in-steps": do side effects and read randomness only inside steps.
+"""Rules of Workflows: "Avoid doing side effects outside of a step".
+
+Do side effects and read randomness only inside steps.
 
 Everything in ``run()`` outside a step runs again on every replay: an instance created there
 is created again, a random number is drawn again (and the replay may take another path), a
@@ -17,7 +19,7 @@ from ._fakes import create_db_connection
 
 
 class AnotherWorkflow(WorkflowEntrypoint):
-    """The workflow the examples start from a step (the seed's ``ANOTHER_WORKFLOW``)."""
+    """The workflow the examples start from a step (Cloudflare's ``ANOTHER_WORKFLOW``)."""
 
     async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
         return await step.do("say hello", lambda: f"hello from {event.instance_id}")

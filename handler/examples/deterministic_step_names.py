@@ -1,4 +1,6 @@
-"""Seed rule "deterministic-step-names": a step's name must be the same on every replay.
+"""Rules of Workflows: "Name steps deterministically".
+
+A step's name must be the same on every replay.
 
 A step's recorded result is found by its name. A name containing the time (or anything
 random) is new on every replay, so the result is never found and the step runs again, every

@@ -1,4 +1,6 @@
-"""Seed rule "dont-mutate-event": treat the incoming event as read-only.
+"""Rules of Workflows: "Don't mutate your incoming events".
+
+Treat the incoming event as read-only.
 
 A change to ``event.payload`` is not saved: the next replay starts from the original event.
 (This engine goes further and raises ``EventMutationError``.) To carry new data forward,

@@ -1,4 +1,6 @@
-"""Seed rule "granular-steps": one step per unrelated API or binding call.
+"""Rules of Workflows: "Make your steps granular".
+
+One step per unrelated API or binding call.
 
 When each call has its own step, a failure retries only that call, and each step gets the
 retry and timeout policy that suits its service (go easy on http.cat when it is down).

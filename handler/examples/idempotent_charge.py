@@ -1,9 +1,12 @@
-"""Seed rule "idempotent-calls": check whether a non-idempotent call is still needed first.
+"""Rules of Workflows: "Ensure API/Binding calls are idempotent".
+
+Check whether a non-idempotent call is still needed first.
 
 A step runs *at least* once: the engine may restart in the middle of a callback, or the service
 may commit a request and die before answering. Either way the callback runs again, so a call
 that is not idempotent (a payment) must be guarded by a check of whether it already happened.
-The seed shows only the good version; the bad one is the same step without the check.
+Cloudflare's documentation shows only the good version; the bad one is the same step without
+the check.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Seed rule "small-step-results": keep what a step returns small (at most 1 MiB).
+"""Rules of Workflows: "Keep step return values under 1 MiB".
+
+Keep what a step returns small (at most 1 MiB).
 
 A step's result is stored, and one over 1 MiB fails the step. Large data (an API's whole
 answer, a file) belongs in an object store: write it there inside the step and return a

@@ -1,4 +1,6 @@
-"""Seed rule "no-state-outside-steps": build state only from step results.
+"""Rules of Workflows: "Don't rely on state outside of a step".
+
+Build state only from step results.
 
 ``run()`` starts from the top in every new invocation (after a long sleep the instance
 hibernates, and the next invocation is a new process). Local variables changed by a step's

@@ -1,4 +1,6 @@
-"""Seed rule "race-inside-step": wrap a race between steps in a ``step.do``.
+"""Rules of Workflows: "Take care with Promise.race() and Promise.any()".
+
+Wrap a race between steps in a ``step.do``.
 
 A race (``Promise.race`` in JavaScript; here :func:`first_completed`, i.e.
 ``asyncio.wait(..., return_when=FIRST_COMPLETED)``) outside a step is decided again on every

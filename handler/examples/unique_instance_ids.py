@@ -1,11 +1,14 @@
-"""Seed rule "unique-instance-ids": an instance id must never be needed again.
+"""Rules of Workflows: "Instance IDs are unique".
+
+An instance id must never be needed again.
 
 An id names one instance for good: creating a second instance with a taken id fails. A user
 or customer id is a poor choice, since the same user will start more instances later. Use a
 transaction, order or task id, or a composite of the user id and a random suffix (recorded
 somewhere, so you can list a user's instances).
 
-These are the functions that *start* workflows (an HTTP handler in the seed), not workflows.
+These are the functions that *start* workflows (an HTTP handler in Cloudflare's example),
+not workflows.
 """
 
 from __future__ import annotations

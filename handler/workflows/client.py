@@ -12,7 +12,7 @@
 Without an explicit ``service``, the client uses the AWS runtime configured by the
 environment (the same variables the Lambdas read). Inside a workflow, use
 ``self.env.workflow("orders")`` — and call ``create`` inside a ``step.do`` so a replay does not
-create the instance twice (seed rule: no side effects outside steps).
+create the instance twice (rules of Workflows: avoid doing side effects outside of a step).
 """
 
 from __future__ import annotations

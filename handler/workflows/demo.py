@@ -21,7 +21,7 @@ os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # no EMF lines on the screen
 
-# Instance id and params for each bundled example (the seed's good patterns and the showcase).
+# Instance id and params of each bundled example (the good pattern of each rule, the showcase).
 DEMO_INSTANCES: dict[str, tuple[str, Any]] = {
     "subscription": ("sub-42", {"customer_id": 42}),
     "flaky-fetch": ("flaky-1", None),

@@ -65,7 +65,7 @@ def _import_class(module_name: str, class_name: str, pair: str) -> type[Workflow
 
 
 def default_workflows() -> Registry:
-    """The bundled examples: the seed's good patterns and the demo's showcase."""
+    """The bundled examples: the good pattern of each rule of Workflows, and the showcase."""
     registry: Registry = {}
     try:
         examples = importlib.import_module("examples")

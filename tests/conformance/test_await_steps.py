@@ -1,4 +1,6 @@
-"""Seed rule "await-steps": always await a step (or hand it to ``asyncio.gather``).
+"""Rules of Workflows: "Always await your steps".
+
+Always await a step (or hand it to ``asyncio.gather``).
 
 ✅ ``AwaitStepsWorkflow``: the awaited step's result is what the workflow returns, also when it
 comes back from the journal after a crash.

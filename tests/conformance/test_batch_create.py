@@ -1,4 +1,6 @@
-"""Seed rule "batch-create": start many instances with one ``create_batch`` call.
+"""Rules of Workflows: "Batch multiple Workflow invocations".
+
+Start many instances with one ``create_batch`` call.
 
 ✅ ``create_all``: one call, one store write for all four instances; idempotent, so a caller
 that crashed and sends the batch again creates nothing new.

@@ -1,4 +1,6 @@
-"""Seed rule "conditional-logic": branch only on values that are the same on every replay.
+"""Rules of Workflows: "Use conditional logic carefully".
+
+Branch only on values that are the same on every replay.
 
 ✅ ``ConditionalLogicWorkflow``: branches on a step result (feature flags), on the event
 payload, and on a random draw made inside a step; a crash and a replay take the same branches

@@ -1,4 +1,6 @@
-"""Seed rule "side-effects-in-steps": side effects and randomness only inside steps.
+"""Rules of Workflows: "Avoid doing side effects outside of a step".
+
+Side effects and randomness only inside steps.
 
 ✅ ``DeterministicSideEffectsWorkflow``: the random number and the other workflow's instance
 are made in steps, so replays reuse them; the "successfully did stuff" line is logged in a
@@ -101,7 +103,7 @@ def test_run_level_log_line_is_not_repeated_by_replays_and_step_line_is_logged_o
 
 
 class PrintingWorkflow(DeterministicSideEffectsWorkflow):
-    """Test-local: the seed's ``console.log`` in run() as a ``print``, next to self.logger."""
+    """Test-local: Cloudflare's ``console.log`` in run() as a ``print``, next to self.logger."""
 
     async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
         print(RUN_LINE)
@@ -128,7 +130,7 @@ def test_warning_a_print_in_run_repeats_on_every_replay_but_self_logger_does_not
 
 class BadThenSleeps(BadDeterministicSideEffectsWorkflow):
     """Test-local: the bad example followed by a sleep and a step, so that run() is replayed
-    (the seed's bad code sits at the top of a longer workflow)."""
+    (Cloudflare's bad code sits at the top of a longer workflow)."""
 
     async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
         result = await super().run(event, step)

@@ -1,4 +1,6 @@
-"""Seed rule "deterministic-step-names": a step's name must be the same on every replay.
+"""Rules of Workflows: "Name steps deterministically".
+
+A step's name must be the same on every replay.
 
 ✅ ``DeterministicStepNamesWorkflow``: fixed names, and one step per entry of a list returned
 by a step; each is recorded once and replays without running again.
@@ -77,7 +79,7 @@ def test_bad_example_as_written_is_stopped_at_its_event_mutation_without_a_retry
     status = inst.status()
     assert status.status == "errored"
     assert status.error is not None and status.error.name == "EventMutationError"
-    assert "don't mutate the incoming event" in status.error.message
+    assert "don't mutate your incoming events" in status.error.message
     assert fakes["KV"].reads["bob"] == 1
     [(name, count, kind, _, attempts)] = step_rows(inst)
     assert name.startswith("step #1 running at: ")
@@ -85,7 +87,7 @@ def test_bad_example_as_written_is_stopped_at_its_event_mutation_without_a_retry
 
 
 class TimeNamedThenCrashes(WorkflowEntrypoint):
-    """Test-local: the seed's time-named step without the event mutation (so it succeeds),
+    """Test-local: Cloudflare's time-named step without the event mutation (so it succeeds),
     followed by a step; the invocation dies in that step ("if subsequent steps fail")."""
 
     clock: ClassVar[Any] = time  # the wall clock, replaced by a TickingTime in the test

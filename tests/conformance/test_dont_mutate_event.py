@@ -1,10 +1,12 @@
-"""Seed rule "dont-mutate-event": treat the incoming event as read-only.
+"""Rules of Workflows: "Don't mutate your incoming events".
+
+Treat the incoming event as read-only.
 
 ✅ ``DontMutateEventWorkflow``: the user's data is a step's result, used by the next step, and
 the same after a crash between the two.
 🔴 ``BadDontMutateEventWorkflow``: in Cloudflare the assignment to ``event.payload`` is silently
 lost on the next replay; this engine refuses it at once with ``EventMutationError``, whose
-message names the seed rule.
+message names the rule.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def test_bad_mutating_the_event_raises_event_mutation_error_naming_the_rule() ->
     assert status.status == "errored"
     assert status.error is not None
     assert status.error.name == "EventMutationError"
-    assert "don't mutate the incoming event" in status.error.message
+    assert "don't mutate your incoming events" in status.error.message
     assert "step.do" in status.error.message  # and says what to do instead
     rows = step_rows(inst)
     assert [row[:4] for row in rows] == [(BAD_STEP, 1, "do", "errored")]

@@ -1,4 +1,6 @@
-"""Seed rule "granular-steps": one step per unrelated API or binding call.
+"""Rules of Workflows: "Make your steps granular".
+
+One step per unrelated API or binding call.
 
 ✅ ``GranularStepsWorkflow``: KV and http.cat in two steps, so a failure of http.cat retries
 (or re-runs after a crash) only the http.cat step, under its own retry policy.

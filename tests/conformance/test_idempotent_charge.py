@@ -1,9 +1,11 @@
-"""Seed rule "idempotent-calls": check whether a non-idempotent call is still needed first.
+"""Rules of Workflows: "Ensure API/Binding calls are idempotent".
+
+Check whether a non-idempotent call is still needed first.
 
 A step runs at least once: its callback runs again when the invocation dies mid-way or an
 attempt fails after the service committed. ``IdempotentChargeWorkflow`` asks the processor
 whether the customer was charged before charging, so the customer pays once whatever happens.
-The seed shows only the ✅ version; ``UncheckedChargeWorkflow`` below is the same step without
+Cloudflare shows only the ✅ version; ``UncheckedChargeWorkflow`` below is the same step without
 the check (test-local), to prove the injected faults really do run the callback twice.
 """
 
@@ -23,7 +25,7 @@ STEP = f"charge {CUSTOMER} for its monthly subscription"
 
 
 class UncheckedChargeWorkflow(WorkflowEntrypoint):
-    """Test-local: the seed's charge step *without* the "already charged?" check."""
+    """Test-local: Cloudflare's charge step *without* the "already charged?" check."""
 
     async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
         customer_id = event.payload["customer_id"]

@@ -1,4 +1,6 @@
-"""Seed rule "small-step-results": keep what a step returns small (at most 1 MiB).
+"""Rules of Workflows: "Keep step return values under 1 MiB".
+
+Keep what a step returns small (at most 1 MiB).
 
 ✅ ``LargeResultsWorkflow``: the dataset goes to the object store and the step returns a small
 reference; a later step reads it back, also after a crash between the two.

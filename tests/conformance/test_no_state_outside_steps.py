@@ -1,4 +1,6 @@
-"""Seed rule "no-state-outside-steps": build state only from step results.
+"""Rules of Workflows: "Don't rely on state outside of a step".
+
+Build state only from step results.
 
 ✅ ``NoStateOutsideStepsWorkflow``: ``image_list`` is made of step results, so it is rebuilt
 from the journal after the 3-hour sleep ends the invocation (and after a crash after it).

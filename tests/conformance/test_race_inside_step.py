@@ -1,11 +1,13 @@
-"""Seed rule "race-inside-step": wrap a race between steps in a ``step.do``.
+"""Rules of Workflows: "Take care with Promise.race() and Promise.any()".
+
+Wrap a race between steps in a ``step.do``.
 
 ✅ ``RaceInsideStepWorkflow``: the race runs inside the "Promise step" step, so its winner is
 recorded once; later invocations (after the sleep, after a crash) get that winner back even
 if the race would now come out differently.
 🔴 ``BadRaceInsideStepWorkflow``: the race is decided again on every replay. The ported bad
 example cancels its loser (``first_completed``), so its loser is never recorded and runs again
-in every invocation. The seed's exact failure ("returns `first` even though the race first
+in every invocation. Cloudflare's exact failure ("returns `first` even though the race first
 returned `second`") needs JavaScript semantics, where ``Promise.race`` does not cancel the
 loser: ``NonCancellingBadRace`` below is that variant (test-local).
 """
@@ -57,7 +59,7 @@ class Contenders:
 def test_race_wrapped_in_a_step_keeps_its_winner_after_the_sleep_and_a_crash(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # GIVEN the seed's race: "second" is the faster contender
+    # GIVEN Cloudflare's race: "second" is the faster contender
     contenders = Contenders(first_delay=0.05, second_delay=0.0)
     contenders.install(monkeypatch)
     workflow = crash_after(RaceInsideStepWorkflow, "Sleep step")

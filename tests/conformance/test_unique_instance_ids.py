@@ -1,4 +1,6 @@
-"""Seed rule "unique-instance-ids": an instance id must never be needed again.
+"""Rules of Workflows: "Instance IDs are unique".
+
+An instance id must never be needed again.
 
 ✅ ``start_for_user``: a transaction id, or the user id plus a random suffix (recorded in a
 database), so every request of the same user starts its own instance — and a redelivered

@@ -118,7 +118,7 @@ def test_mutating_the_event_fails_with_an_error_naming_the_rule() -> None:
     env.run_until_idle()
     error = inst.status().error
     assert error.name == "EventMutationError"
-    assert "don't mutate the incoming event" in error.message
+    assert "don't mutate your incoming events" in error.message
     assert inst.status().steps[0].attempts == 1  # a programming error is not retried
 
 

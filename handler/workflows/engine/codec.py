@@ -41,7 +41,7 @@ def encode(value: Any, *, what: str = "step result", limit: int = MAX_VALUE_BYTE
         raise ResultTooLarge(
             f"{what} is {len(raw):,} bytes encoded, over the {limit:,}-byte (1 MiB) limit; "
             "store large data outside the workflow (e.g. S3) and return a reference to it "
-            "(seed rule: avoid returning large responses from steps)"
+            "(rules of Workflows: keep step return values under 1 MiB)"
         )
     return raw.decode()
 

@@ -21,7 +21,7 @@ class WorkflowEvent:
     """The event an instance was created with: ``payload``, ``timestamp``, ``instance_id``.
 
     Deep-immutable: assigning an attribute or changing the payload raises
-    :class:`~workflows.EventMutationError` (seed rule: don't mutate the incoming event).
+    :class:`~workflows.EventMutationError` (rules of Workflows: don't mutate your incoming events).
     """
 
     __slots__ = ("instance_id", "payload", "timestamp")

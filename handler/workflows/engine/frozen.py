@@ -15,7 +15,7 @@ from .errors import EventMutationError
 
 _RULE = (
     "the workflow event is immutable: changes to it are not persisted and would be lost on "
-    "the next replay (seed rule: don't mutate the incoming event). Return the new data from a "
+    "the next replay (rules of Workflows: don't mutate your incoming events). Return data from a "
     "step.do instead and use the step's result"
 )
 

@@ -1,7 +1,7 @@
 """``self.logger`` in a workflow: replay-aware and tagged.
 
 ``run()`` is replayed from the top on every resume, so a plain ``print`` or log call in
-``run()`` repeats on each replay (the seed's ⚠️ "this log may happen many times"). This logger
+``run()`` repeats on each replay (Cloudflare: "this log may happen many times"). This logger
 drops ``run()``-level lines while replay is still catching up with the journal (the code is
 re-walking calls already recorded), and tags every line with the workflow, the instance id
 and, inside a step callback, the step name and attempt. Lines inside step callbacks are never

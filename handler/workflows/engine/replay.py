@@ -200,7 +200,7 @@ class Replay:
                     UnawaitedStepError.__name__,
                     f"run() returned while step(s) {', '.join(map(repr, leftovers))} were "
                     "never awaited; await every step.do/sleep/wait_for_event (or pass them to "
-                    "asyncio.gather) so their results and errors are not lost (seed rule: "
+                    "asyncio.gather) so their results and errors are not lost (rules of Workflows: "
                     "always await your steps)",
                 )
             )

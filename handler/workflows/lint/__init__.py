@@ -11,41 +11,46 @@ with a parameter annotated ``WorkflowStep``. Code in a lambda or def passed as t
 ``step.do(...)`` runs *inside a step*; the rest of ``run()`` runs *outside* (again on every
 replay). WF110 and WF111 look at every ``.create(...)`` of a workflow client in the file.
 
-======  ========  =========================  ==================================================
-id      severity  seed rule                  catches
-======  ========  =========================  ==================================================
-WF100   error     (syntax)                   the file cannot be parsed or decoded
-WF101   error     deterministic-step-names   a step name built from time, randomness, uuid,
-                                             ``id()``, or a variable holding such a value
-WF102   error     side-effects-in-steps,     time/randomness/uuid (or a helper reading them)
-                  conditional-logic          in ``run()`` outside a step, e.g.
-                                             ``if random.random() > 0.5:``
-WF103   error     side-effects-in-steps      I/O outside a step: boto3 clients and their
-                                             calls, HTTP (requests, httpx, urllib, aiohttp),
-                                             subprocesses, ``.create``/``.create_batch`` of a
-                                             workflow client; pure constructors are fine
-WF104   error     await-steps                a step call that is not awaited, gathered,
-                                             turned into a task, or stored and awaited later
-WF105   error     dont-mutate-event          assigning to / deleting from / calling a mutating
-                                             method on ``event`` or a part of it
-WF106   error     no-state-outside-steps     a step callback changing a variable of ``run()``
-                                             (``image_list.append``), a ``nonlocal``, or
-                                             ``self.attr``
-WF107   error     race-inside-step           ``asyncio.wait(FIRST_COMPLETED / timeout)``,
-                                             ``as_completed``, ``wait_for``, ``asyncio.timeout``
-                                             around steps, or a helper doing so, outside a step
-WF108   warning   granular-steps             one callback calling two services (bindings on
-                                             ``self.env``, clients, HTTP hosts); storing the
-                                             step's own output with ``put`` does not count
-WF109   warning   small-step-results         a callback returning a whole HTTP response or its
-                                             ``.json()``/``.read()``/``.content``/``.text``
-WF110   warning   batch-create               ``.create(...)`` of a workflow client in a loop
-WF111   warning   unique-instance-ids        ``.create(id=user_id)``: an id naming a user,
-                                             customer or account rather than this run
-======  ========  =========================  ==================================================
+Each finding names the rule of Workflows it comes from by its heading in Cloudflare's
+documentation, :data:`RULES_OF_WORKFLOWS_URL`; :data:`RULES_OF_WORKFLOWS` lists them.
 
-The seed rule "idempotent-calls" (check before a non-idempotent call) cannot be seen in the
-source; the engine's at-least-once steps and the examples document it.
+======  ========  ==========================================================================
+id      severity  catches (and the rule of Workflows it comes from)
+======  ========  ==========================================================================
+WF100   error     the file cannot be parsed or decoded
+WF101   error     a step name built from time, randomness, uuid, ``id()``, or a variable
+                  holding such a value ("Name steps deterministically")
+WF102   error     time/randomness/uuid (or a helper reading them) in ``run()`` outside a step
+                  ("Avoid doing side effects outside of a step"); in a branch condition, e.g.
+                  ``if random.random() > 0.5:`` ("Use conditional logic carefully")
+WF103   error     I/O outside a step: boto3 clients and their calls, HTTP (requests, httpx,
+                  urllib, aiohttp), subprocesses, ``.create``/``.create_batch`` of a workflow
+                  client; pure constructors are fine ("Avoid doing side effects outside of a
+                  step")
+WF104   error     a step call that is not awaited, gathered, turned into a task, or stored and
+                  awaited later ("Always await your steps")
+WF105   error     assigning to / deleting from / calling a mutating method on ``event`` or a
+                  part of it ("Don't mutate your incoming events")
+WF106   error     a step callback changing a variable of ``run()`` (``image_list.append``), a
+                  ``nonlocal``, or ``self.attr`` ("Don't rely on state outside of a step")
+WF107   error     ``asyncio.wait(FIRST_COMPLETED / timeout)``, ``as_completed``, ``wait_for``,
+                  ``asyncio.timeout`` around steps, or a helper doing so, outside a step: the
+                  Python forms of ``Promise.race()`` / ``Promise.any()`` ("Take care with
+                  Promise.race() and Promise.any()")
+WF108   warning   one callback calling two services (bindings on ``self.env``, clients, HTTP
+                  hosts); storing the step's own output with ``put`` does not count ("Make
+                  your steps granular")
+WF109   warning   a callback returning a whole HTTP response or its
+                  ``.json()``/``.read()``/``.content``/``.text`` ("Keep step return values
+                  under 1 MiB")
+WF110   warning   ``.create(...)`` of a workflow client in a loop ("Batch multiple Workflow
+                  invocations")
+WF111   warning   ``.create(id=user_id)``: an id naming a user, customer or account rather
+                  than this run ("Instance IDs are unique")
+======  ========  ==========================================================================
+
+"Ensure API/Binding calls are idempotent" (check before a non-idempotent call) cannot be seen
+in the source; the engine's at-least-once steps and the examples document it.
 
 Silence a finding with a comment on its line: ``# workflows: ignore[WF102]``,
 ``# workflows: ignore[WF102,WF103]`` or a bare ``# workflows: ignore``; ``--no-ignore``
@@ -63,15 +68,17 @@ from __future__ import annotations
 from .checker import lint_paths, lint_source
 from .command import main
 from .findings import Finding, Severity
-from .rules import RULES, SEED_RULES, Rule
+from .rules import RULES, RULES_OF_WORKFLOWS, RULES_OF_WORKFLOWS_URL, Rule, rule_of_workflows
 
 __all__ = [
     "RULES",
-    "SEED_RULES",
+    "RULES_OF_WORKFLOWS",
+    "RULES_OF_WORKFLOWS_URL",
     "Finding",
     "Rule",
     "Severity",
     "lint_paths",
     "lint_source",
     "main",
+    "rule_of_workflows",
 ]

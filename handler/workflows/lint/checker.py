@@ -82,7 +82,7 @@ def _finding(path: str, line: int, col: int, issue: Issue) -> Finding:
         rule=rule.id,
         severity=rule.severity,
         message=issue.message,
-        seed_rule=issue.seed_rule or rule.seed_rule,
+        workflow_rule=issue.workflow_rule or rule.workflow_rule,
     )
 
 

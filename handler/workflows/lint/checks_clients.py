@@ -1,7 +1,8 @@
 """Checks of how a file creates workflow instances, anywhere in it: WF110 and WF111.
 
-These seed rules are about the code that *starts* workflows (an API handler, a trigger), so
-they look at every ``.create(...)`` on a workflow client in the file, not only in ``run()``.
+These rules of Workflows ("Batch multiple Workflow invocations", "Instance IDs are unique")
+are about the code that *starts* workflows (an API handler, a trigger), so they look at
+every ``.create(...)`` on a workflow client in the file, not only in ``run()``.
 """
 
 from __future__ import annotations

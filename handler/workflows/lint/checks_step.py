@@ -42,7 +42,8 @@ def _two_services(services: Services, calls: list[ast.Call], issues: list[Issue]
         service, method = found
         first_call.setdefault(service, call)
         methods.setdefault(service, set()).add(method)
-    # Writing the step's own output to a store is the seed's answer to large results, and
+    # Writing the step's own output to a store is the cure for a large result ("Keep step
+    # return values under 1 MiB": store it, return a reference), not a second service; and
     # HTTP calls to an unknown host may well go to a host already called.
     named = [s for s in first_call if not methods[s] <= STORE_WRITES]
     if any(s.startswith("http://") for s in named):

@@ -11,10 +11,11 @@ import sys
 
 from .checker import lint_paths
 from .report import format_json, format_text, summary
-from .rules import RULES
+from .rules import RULES, RULES_OF_WORKFLOWS_URL
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 _SUPPRESS_HINT = "Silence a finding with `# workflows: ignore[WF1xx]` on its line."
+_RULES_HINT = f"Each finding names the rule of Workflows it breaks: {RULES_OF_WORKFLOWS_URL}"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -22,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="workflows lint",
         description="Check workflow code against the rules of Workflows.",
-        epilog=f"rules:\n{rules}\n\n{_SUPPRESS_HINT}",
+        epilog=f"rules:\n{rules}\n\n{_RULES_HINT}\n{_SUPPRESS_HINT}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or directories to check")

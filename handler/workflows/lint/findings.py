@@ -20,7 +20,8 @@ class Finding:
         rule: the stable rule id, e.g. ``"WF101"``.
         severity: ``"error"`` (breaks replay) or ``"warning"`` (works, but fragile or slow).
         message: what is wrong and how to fix it.
-        seed_rule: short name of the rule of Workflows it comes from.
+        workflow_rule: the rule of Workflows it comes from, a key of
+            :data:`~workflows.lint.RULES_OF_WORKFLOWS` (None for a file that cannot be parsed).
     """
 
     path: str
@@ -29,7 +30,7 @@ class Finding:
     rule: str
     severity: Severity
     message: str
-    seed_rule: str
+    workflow_rule: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +41,11 @@ class Issue:
         node: the offending node (gives line and column).
         rule: the rule id.
         message: what is wrong and how to fix it.
-        seed_rule: overrides the rule's usual seed rule when the context says better.
+        workflow_rule: overrides the lint rule's usual rule of Workflows when the context
+            says better (a random branch condition is about conditional logic).
     """
 
     node: ast.AST
     rule: str
     message: str
-    seed_rule: str | None = None
+    workflow_rule: str | None = None

@@ -7,14 +7,22 @@ from collections.abc import Sequence
 from dataclasses import asdict
 
 from .findings import Finding
+from .rules import rule_of_workflows
 
 
 def format_text(findings: Sequence[Finding]) -> str:
-    """``file:line:col: RULE severity: message [seed: rule]``, one finding per line."""
-    return "\n".join(
-        f"{f.path}:{f.line}:{f.col}: {f.rule} {f.severity}: {f.message} [seed: {f.seed_rule}]"
-        for f in findings
-    )
+    """One line per finding, ending with the rule of Workflows it comes from.
+
+    ``file:line:col: RULE severity: message (rules of Workflows: name steps deterministically)``
+    """
+    return "\n".join(_line(f) for f in findings)
+
+
+def _line(f: Finding) -> str:
+    line = f"{f.path}:{f.line}:{f.col}: {f.rule} {f.severity}: {f.message}"
+    if f.workflow_rule is None:
+        return line
+    return f"{line} (rules of Workflows: {rule_of_workflows(f.workflow_rule)})"
 
 
 def format_json(findings: Sequence[Finding]) -> str:

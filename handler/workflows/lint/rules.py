@@ -1,7 +1,9 @@
-"""The catalogue of lint rules: stable id, severity, title and the seed rule behind each.
+"""The catalogue of lint rules: stable id, severity, title and the rule of Workflows behind each.
 
-The seed rules are the "rules of Workflows" (Cloudflare's good / bad examples); their short
-names here match the modules of :mod:`examples` that port them to Python.
+The rules of Workflows are Cloudflare's guide to writing workflows that survive replay
+(https://developers.cloudflare.com/workflows/build/rules-of-workflows/). Each has a short key
+here, matching the module of :mod:`examples` that shows it in Python, and the heading
+Cloudflare's documentation gives it, so a finding can be looked up there.
 """
 
 from __future__ import annotations
@@ -10,23 +12,35 @@ from dataclasses import dataclass
 
 from .findings import Severity
 
-__all__ = ["RULES", "SEED_RULES", "Rule"]
+__all__ = ["RULES", "RULES_OF_WORKFLOWS", "RULES_OF_WORKFLOWS_URL", "Rule", "rule_of_workflows"]
 
-SEED_RULES: dict[str, str] = {
-    "idempotent-calls": "check before a non-idempotent call, a step may run more than once",
-    "granular-steps": "one step per unrelated API/binding call",
-    "no-state-outside-steps": "only step results survive a restart; build state from them",
-    "side-effects-in-steps": "side effects and non-deterministic values belong inside steps",
-    "dont-mutate-event": "the incoming event is read-only; return new state from a step",
-    "deterministic-step-names": "a step name must be the same on every replay",
-    "race-inside-step": "wrap a race (first-completed) in a step.do",
-    "unique-instance-ids": "instance ids must be unique across all future instances",
-    "await-steps": "await every step (or gather it)",
-    "conditional-logic": "branch only on step results, the event, or constants",
-    "batch-create": "create many instances with create_batch",
-    "small-step-results": "keep step results small; store large data elsewhere",
-    "syntax": "the file must parse",
+RULES_OF_WORKFLOWS_URL = "https://developers.cloudflare.com/workflows/build/rules-of-workflows/"
+
+RULES_OF_WORKFLOWS: dict[str, str] = {
+    "idempotent-calls": "Ensure API/Binding calls are idempotent",
+    "granular-steps": "Make your steps granular",
+    "no-state-outside-steps": "Don't rely on state outside of a step",
+    "side-effects-in-steps": "Avoid doing side effects outside of a step",
+    "dont-mutate-event": "Don't mutate your incoming events",
+    "deterministic-step-names": "Name steps deterministically",
+    "race-inside-step": "Take care with Promise.race() and Promise.any()",
+    "unique-instance-ids": "Instance IDs are unique",
+    "await-steps": "Always await your steps",
+    "conditional-logic": "Use conditional logic carefully",
+    "batch-create": "Batch multiple Workflow invocations",
+    "small-step-results": "Keep step return values under 1 MiB",
 }
+"""Key of each rule of Workflows → its heading in Cloudflare's documentation."""
+
+
+def rule_of_workflows(key: str) -> str:
+    """The heading of a rule of Workflows, as a finding cites it: ``"make your steps granular"``.
+
+    Raises:
+        KeyError: ``key`` is not a key of :data:`RULES_OF_WORKFLOWS`.
+    """
+    heading = RULES_OF_WORKFLOWS[key]
+    return heading[0].lower() + heading[1:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,19 +51,20 @@ class Rule:
         id: stable id used in output and in ``# workflows: ignore[...]`` comments.
         name: short kebab-case name.
         severity: ``"error"`` or ``"warning"``.
-        seed_rule: the seed rule it enforces (a key of :data:`SEED_RULES`).
+        workflow_rule: the rule of Workflows it enforces (a key of
+            :data:`RULES_OF_WORKFLOWS`), or None for a file that cannot be read at all.
         title: one line saying what the rule catches.
     """
 
     id: str
     name: str
     severity: Severity
-    seed_rule: str
+    workflow_rule: str | None
     title: str
 
 
 _ALL = (
-    Rule("WF100", "syntax-error", "error", "syntax", "the file cannot be parsed"),
+    Rule("WF100", "syntax-error", "error", None, "the file cannot be parsed"),
     Rule(
         "WF101",
         "non-deterministic-step-name",

@@ -1,4 +1,4 @@
-"""Where the ported seed examples are, and where their bad constructs sit."""
+"""Where the ported examples of the rules of Workflows are, and where their bad constructs sit."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from .snippets import lint_module, rules
 
 
 def test_creating_instances_one_by_one_in_a_loop_is_wf110() -> None:
-    # The seed's 🔴: `for (let instance of instances) await env.MY_WORKFLOW.create(...)`.
+    # Cloudflare's 🔴: `for (let instance of instances) await env.MY_WORKFLOW.create(...)`.
     source = """
         def start_all(env, instances):
             for instance in instances:
@@ -27,7 +27,7 @@ def test_create_in_a_comprehension_is_wf110() -> None:
 
 
 def test_create_batch_is_fine() -> None:
-    # The seed's ✅: `await env.MY_WORKFLOW.createBatch(instances)`.
+    # Cloudflare's ✅: `await env.MY_WORKFLOW.createBatch(instances)`.
     source = """
         def start_all(env, instances):
             for chunk in (instances[:100], instances[100:]):
@@ -53,7 +53,7 @@ def test_create_in_a_loop_inside_run_is_wf110_too() -> None:
 
 
 def test_the_user_id_as_instance_id_is_wf111() -> None:
-    # The seed's 🔴: `env.MY_WORKFLOW.create({ id: userId, params: payload })`.
+    # Cloudflare's 🔴: `env.MY_WORKFLOW.create({ id: userId, params: payload })`.
     source = """
         def handle(req, env):
             user_id = get_user_id(req)
@@ -77,7 +77,7 @@ def test_entity_ids_in_any_spelling_are_wf111() -> None:
 
 
 def test_unique_ids_are_fine() -> None:
-    # The seed's ✅: a transaction id, or the user id with a random suffix.
+    # Cloudflare's ✅: a transaction id, or the user id with a random suffix.
     source = """
         import uuid
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import workflows
-from workflows.lint import RULES, SEED_RULES, Finding, lint_paths, main
+from workflows.lint import RULES, RULES_OF_WORKFLOWS, Finding, lint_paths, main
 
 HANDLER_DIR = Path(workflows.__file__).parents[1]
 
@@ -47,7 +47,7 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_text_output_names_file_line_column_rule_severity_and_seed_rule(
+def test_text_output_names_file_line_column_rule_severity_and_rule_of_workflows(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # WHEN linting a directory with one bad line and one suppressed bad line
@@ -58,7 +58,7 @@ def test_text_output_names_file_line_column_rule_severity_and_seed_rule(
     lines = out.out.splitlines()
     assert len(lines) == 1
     assert lines[0].startswith(f"{project / 'pkg' / 'bad.py'}:7:16: WF102 error: ")
-    assert lines[0].endswith("[seed: side-effects-in-steps]")
+    assert lines[0].endswith("(rules of Workflows: avoid doing side effects outside of a step)")
     assert "1 problem (1 error, 0 warnings)" in out.err
 
 
@@ -81,7 +81,7 @@ def test_json_output_is_a_list_of_findings(
         "rule": "WF102",
         "severity": "error",
         "message": finding["message"],
-        "seed_rule": "side-effects-in-steps",
+        "workflow_rule": "side-effects-in-steps",
     }
     assert "step" in finding["message"]
 
@@ -169,12 +169,24 @@ def test_many_files_are_linted_in_parallel_with_the_same_result(tmp_path: Path) 
     assert json.loads(done.stdout) == [f.line for f in serial]
 
 
-def test_every_rule_is_documented_with_its_seed_rule() -> None:
+def test_every_rule_is_documented_with_its_rule_of_workflows() -> None:
     import workflows.lint as package
 
-    doc = package.__doc__ or ""
+    doc = " ".join((package.__doc__ or "").split())
     for rule in RULES.values():
         assert rule.id in doc
-        assert rule.seed_rule in SEED_RULES
-        if rule.seed_rule != "syntax":
-            assert rule.seed_rule in doc
+        if rule.workflow_rule is not None:
+            assert f'"{RULES_OF_WORKFLOWS[rule.workflow_rule]}"' in doc
+
+
+def test_a_syntax_error_names_no_rule_of_workflows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a file that does not parse
+    (tmp_path / "broken.py").write_text("from workflows import WorkflowEntrypoint\ndef (:\n")
+    # WHEN it is linted
+    assert main([str(tmp_path / "broken.py")]) == 1
+    (line,) = capsys.readouterr().out.splitlines()
+    # THEN the finding is WF100 and cites no rule of Workflows (it is not about replay)
+    assert " WF100 error: cannot parse the file " in line
+    assert line.endswith("fix the syntax error first")

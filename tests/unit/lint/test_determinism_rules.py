@@ -62,7 +62,7 @@ def test_imported_aliases_are_resolved() -> None:
 
 
 def test_names_built_from_step_results_and_the_payload_are_fine() -> None:
-    # The seed's ✅: one step per entry of a list returned by a step.
+    # Cloudflare's ✅: one step per entry of a list returned by a step.
     assert (
         run_rules(
             """
@@ -80,7 +80,7 @@ def test_names_built_from_step_results_and_the_payload_are_fine() -> None:
 def test_random_outside_a_step_is_wf102() -> None:
     findings = lint_run("bad_random = random.random()")
     assert rules(findings) == ["WF102"]
-    assert findings[0].seed_rule == "side-effects-in-steps"
+    assert findings[0].workflow_rule == "side-effects-in-steps"
     assert "step.do" in findings[0].message
 
 
@@ -92,7 +92,7 @@ def test_a_branch_on_randomness_outside_a_step_is_wf102_from_the_conditional_log
         """
     )
     assert rules(findings) == ["WF102"]
-    assert findings[0].seed_rule == "conditional-logic"
+    assert findings[0].workflow_rule == "conditional-logic"
     assert "branch" in findings[0].message
 
 

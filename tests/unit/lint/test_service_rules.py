@@ -10,7 +10,7 @@ from .snippets import body_line, lint_module, lint_run, rules, run_rules
 
 
 def test_kv_and_http_cat_in_one_step_is_wf108() -> None:
-    # The seed's 🔴: KV read and fetch(http.cat) in one step.
+    # Cloudflare's 🔴: KV read and fetch(http.cat) in one step.
     findings = lint_run(
         """
         async def cat_and_image():
@@ -42,7 +42,7 @@ def test_two_different_services_in_one_step_are_wf108(callback_body: str) -> Non
 
 
 def test_one_step_per_service_is_fine() -> None:
-    # The seed's ✅: one step for KV, one for http.cat.
+    # Cloudflare's ✅: one step for KV, one for http.cat.
     assert (
         run_rules(
             """
@@ -55,7 +55,7 @@ def test_one_step_per_service_is_fine() -> None:
 
 
 def test_check_then_act_on_the_same_service_is_one_service() -> None:
-    # The seed's idempotent charge: a GET then a POST to the payment processor.
+    # Cloudflare's idempotent charge: a GET then a POST to the payment processor.
     assert (
         run_rules(
             """
@@ -73,7 +73,7 @@ def test_check_then_act_on_the_same_service_is_one_service() -> None:
 
 
 def test_storing_the_steps_own_output_does_not_count_as_a_second_service() -> None:
-    # The seed's ✅ for large results: fetch, put into R2, return a reference.
+    # Cloudflare's ✅ for large results: fetch, put into R2, return a reference.
     assert (
         run_rules(
             """
@@ -144,7 +144,7 @@ def test_module_level_loggers_locks_and_patterns_are_not_services() -> None:
 
 
 def test_returning_the_json_body_of_an_http_call_is_wf109() -> None:
-    # The seed's 🔴: `return await response.json()` from "fetch large dataset".
+    # Cloudflare's 🔴: `return await response.json()` from "fetch large dataset".
     findings = lint_run(
         """
         async def fetch_large():

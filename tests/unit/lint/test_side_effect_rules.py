@@ -8,7 +8,7 @@ from .snippets import body_line, lint_module, lint_run, rules, run_rules
 
 
 def test_creating_an_instance_outside_a_step_is_wf103() -> None:
-    # The seed's 🔴: `await this.env.ANOTHER_WORKFLOW.create()` in run().
+    # Cloudflare's 🔴: `await this.env.ANOTHER_WORKFLOW.create()` in run().
     findings = lint_run('bad = self.env.workflow("another").create()')
     assert rules(findings) == ["WF103"]
     assert "creates workflow instances" in findings[0].message
@@ -86,7 +86,7 @@ def test_an_http_client_used_outside_a_step_is_wf103() -> None:
 
 
 def test_a_pure_constructor_outside_a_step_is_fine() -> None:
-    # The seed's ✅: `const db = createDBConnection(this.env.DB_URL, this.env.DB_TOKEN)`.
+    # Cloudflare's ✅: `const db = createDBConnection(this.env.DB_URL, this.env.DB_TOKEN)`.
     assert (
         run_rules(
             """

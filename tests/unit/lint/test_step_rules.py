@@ -81,7 +81,7 @@ def test_changing_the_event_is_wf105(statement: str) -> None:
 
 
 def test_changing_the_event_inside_a_step_is_wf105_too() -> None:
-    # The seed's 🔴: the step callback assigns event.payload.
+    # Cloudflare's 🔴: the step callback assigns event.payload.
     findings = lint_run(
         """
         async def load():
@@ -114,7 +114,7 @@ def test_reading_and_copying_the_event_is_fine() -> None:
 
 
 def test_appending_to_a_list_of_run_inside_a_step_is_wf106() -> None:
-    # The seed's 🔴: imageList.push(httpCat) inside step callbacks.
+    # Cloudflare's 🔴: imageList.push(httpCat) inside step callbacks.
     findings = lint_run(
         """
         image_list = []
@@ -214,7 +214,7 @@ def test_races_against_steps_or_timers_outside_a_step_are_wf107(statement: str) 
 
 
 def test_a_race_inside_a_step_is_fine() -> None:
-    # The seed's ✅: Promise.race wrapped in step.do.
+    # Cloudflare's ✅: Promise.race wrapped in step.do.
     assert (
         run_rules(
             """

@@ -1,4 +1,4 @@
-"""Each 🔴 example of the seed, ported to :mod:`examples`, is caught by the expected rule.
+"""Each 🔴 example of the rules of Workflows, ported to :mod:`examples`, is caught by its rule.
 
 Each test lints one example module with suppression comments disabled (``--no-ignore``) and
 checks that the bad construct is reported with the expected rule, and that the module reports
@@ -85,7 +85,7 @@ def test_bad_branch_on_random_outside_a_step_is_wf102_from_conditional_logic() -
     bad = line_of(path, "if random.random() > 0.5:")
     findings = _no_ignore("conditional_logic")
     assert {(f.line, f.rule) for f in findings} == {(bad, "WF102")}
-    assert findings[0].seed_rule == "conditional-logic"
+    assert findings[0].workflow_rule == "conditional-logic"
 
 
 def test_bad_create_one_by_one_is_wf110() -> None:
@@ -101,6 +101,6 @@ def test_bad_large_step_result_is_wf109() -> None:
 
 
 def test_the_idempotent_charge_example_has_no_bad_construct() -> None:
-    # The seed shows only the ✅ version (check, then charge): nothing to catch statically.
+    # Cloudflare shows only the ✅ version (check, then charge): nothing to catch statically.
     assert _found("idempotent_charge") == set()
     assert marked(example_path("idempotent_charge")) == set()
