@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SAMVENV := .venv-sam
 SAM := $(SAMVENV)/bin/sam
 
-.PHONY: demo test lint typecheck unit bench install clean
+.PHONY: demo test lint typecheck unit bench chaos install clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,12 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# Random workflows under random AWS faults: `make chaos SEEDS=10000`, or one case with
+# `make chaos SEED=1234 [FAULTS='12:throttle,40:crash_after']`.
+SEEDS ?= 2000
+chaos: $(STAMP)
+	$(BIN)/python -m tests.simulation.chaos $(if $(SEED),--seed $(SEED) $(if $(FAULTS),--faults '$(FAULTS)'),--seeds $(SEEDS))
 
 clean:
 	rm -rf $(VENV) $(SAMVENV) .mypy_cache .pytest_cache .ruff_cache

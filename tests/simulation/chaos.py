@@ -1,0 +1,252 @@
+"""Run cases: ``python -m tests.simulation.chaos --seeds N [--workers W]`` or one case,
+``--seed S [--faults '12:throttle,40:crash_after']``.
+
+A case is a seed: its program, its fault script (drawn from the calls its fault-free run
+made), one fault-free run and one faulty run on the embedded AWS, the invariants. A failing
+case is shrunk to a minimal fault script (delta debugging: drop faults while the same invariant
+still fails) and printed with the one command that replays it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import multiprocessing
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .driver import Driver, RunResult
+from .faults import CALL_KINDS, DROPPABLE, RUNNER_KINDS, Call, Fault, format_script, parse_script
+from .invariants import Violation, check, primary
+from .model import expect
+from .program import generate
+from .world import World
+
+_WORLD: World | None = None
+_WEIGHTS = {
+    "throttle": 3,
+    "server_error": 2,
+    "connection": 2,
+    "ambiguous": 3,
+    "crash_before": 2,
+    "crash_after": 2,
+    "drop": 4,
+    "duplicate": 2,
+    "concurrent": 2,
+    "takeover": 2,
+    "skew": 1,
+}
+
+
+def world() -> World:
+    """This process's embedded AWS (built on first use, reused by every case)."""
+    global _WORLD
+    if _WORLD is None:
+        _WORLD = World()
+    return _WORLD
+
+
+@dataclass
+class CaseResult:
+    """What one case did and found."""
+
+    case: int
+    script: list[Fault]
+    violations: list[Violation] = field(default_factory=list)
+    minimal: list[Fault] | None = None
+    injected: Counter[str] = field(default_factory=Counter)
+    calls: int = 0
+    seconds: float = 0.0
+    digest: str = ""  # of the calls made and the endings: equal for equal runs
+
+    def replay(self) -> str:
+        """The one command that replays this case (with its minimal fault script)."""
+        script = self.minimal if self.minimal is not None else self.script
+        return f"make chaos SEED={self.case} FAULTS='{format_script(script)}'"
+
+    def report(self) -> str:
+        lines = [f"seed {self.case}: {self.violations[0]}"]
+        lines += [f"    also {v}" for v in self.violations[1:4]]
+        if self.minimal is not None:
+            lines.append(f"    minimal faults: {format_script(self.minimal) or '(none)'}")
+        lines.append(f"    replay: {self.replay()}")
+        return "\n".join(lines)
+
+
+def random_script(case: int, trace: list[Call]) -> list[Fault]:
+    """The fault script of ``case``: kinds that apply to the calls of the fault-free run."""
+    rng = random.Random(f"faults-{case}")
+    if not trace:
+        return []
+    faults = []
+    for _ in range(rng.choice([1, 1, 2, 2, 3, 4, 6])):
+        at = rng.randint(1, len(trace))
+        call = trace[at - 1]
+        kinds = [*CALL_KINDS, "skew"]
+        if call.operation.split(".")[1] in DROPPABLE:
+            kinds.append("drop")
+        if call.role == "runner":
+            kinds += sorted(RUNNER_KINDS)
+        faults.append(Fault(at, rng.choices(kinds, [_WEIGHTS[k] for k in kinds])[0]))
+    return sorted(faults)
+
+
+def run_case(
+    case: int, faults: list[Fault] | None = None, *, shrink: bool = True, sim: World | None = None
+) -> CaseResult:
+    """Run one case (its own fault script unless ``faults`` is given); shrink a failure."""
+    started = time.perf_counter()
+    sim = sim or world()
+    program = generate(case)
+    expected = expect(program)
+    reference = Driver(sim, program, [], "ref").run()
+    found = [
+        Violation(v.invariant, f"fault-free run: {v.detail}") for v in check(expected, reference)
+    ]
+    script = faults if faults is not None else random_script(case, reference.trace)
+    result = CaseResult(case, script)
+    if found:  # the program alone breaks the promise: no fault needed
+        result.violations, result.minimal = found, []
+    else:
+        run = Driver(sim, program, script, "run").run()
+        result.violations = check(expected, run, reference)
+        result.injected, result.calls = run.injected, len(run.trace)
+        result.digest = digest(run)
+        if result.violations and shrink:
+            target = primary(result.violations)
+
+            def still_fails(candidate: list[Fault]) -> bool:
+                again = Driver(sim, program, candidate, "run").run()
+                return primary(check(expected, again, reference)) == target
+
+            result.minimal = minimize(script, still_fails)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def digest(run: RunResult) -> str:
+    """A fingerprint of a run: every call (who made it, what), every fault, every ending."""
+    text = repr(
+        (
+            [(c.container, c.operation) for c in run.trace],
+            sorted(run.injected.items()),
+            [(i.status, i.output, i.error, sorted(i.journal.items())) for i in run.instances],
+        )
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def minimize(faults: list[Fault], fails: Callable[[list[Fault]], bool]) -> list[Fault]:
+    """Delta debugging (ddmin): a smallest-found sub-script for which ``fails`` still holds."""
+    granularity = 2
+    while len(faults) >= 2:
+        size = -(-len(faults) // granularity)
+        chunks = [faults[i : i + size] for i in range(0, len(faults), size)]
+        for chunk in chunks:
+            rest = [f for f in faults if f not in chunk]
+            if fails(rest):
+                faults, granularity = rest, max(granularity - 1, 2)
+                break
+        else:
+            if granularity >= len(faults):
+                break
+            granularity = min(len(faults), granularity * 2)
+    if len(faults) == 1 and fails([]):
+        return []
+    return faults
+
+
+Job = int | tuple[int, str]  # a case, or a case with a fault script of its own
+
+
+def _worker(job: Job) -> CaseResult:
+    case, script = job if isinstance(job, tuple) else (job, None)
+    try:
+        return run_case(case, parse_script(script) if script is not None else None)
+    except Exception as exc:  # a harness bug must not hide the other cases
+        return CaseResult(case, [], [Violation("harness", f"{type(exc).__name__}: {exc}")])
+
+
+def run_many(jobs: Iterable[Job], workers: int) -> Iterator[CaseResult]:
+    """Run cases in ``workers`` processes (each with its own embedded AWS), in any order."""
+    jobs = list(jobs)
+    if workers <= 1:
+        yield from map(_worker, jobs)
+        return
+    # spawn, not fork: a forked child would inherit the parent's threads and moto state
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(workers) as pool:
+        yield from pool.imap_unordered(_worker, jobs, chunksize=4)
+
+
+@dataclass
+class Summary:
+    """What a batch of cases found."""
+
+    cases: int = 0
+    failed: list[CaseResult] = field(default_factory=list)
+    injected: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def add(self, result: CaseResult) -> None:
+        self.cases += 1
+        self.injected.update(result.injected)
+        if result.violations:
+            self.failed.append(result)
+
+    def text(self) -> str:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.injected.items())) or "none"
+        by_invariant = Counter(primary(r.violations) for r in self.failed)
+        lines = [
+            f"seeds run: {self.cases}",
+            f"violations: {len(self.failed)}"
+            + (
+                f" ({', '.join(f'{k} {n}' for k, n in by_invariant.most_common())})"
+                if self.failed
+                else ""
+            ),
+            f"faults injected: {sum(self.injected.values())} ({kinds})",
+            f"wall time: {self.seconds:.1f} s",
+        ]
+        return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.simulation.chaos", description=__doc__)
+    parser.add_argument(
+        "--seeds", type=int, default=200, help="how many cases to run (from --first)"
+    )
+    parser.add_argument("--first", type=int, default=0, help="the first case number")
+    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--seed", type=int, help="run this one case")
+    parser.add_argument("--faults", help="with --seed: this fault script instead of its own")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    summary = Summary()
+    if args.seed is not None:
+        faults = parse_script(args.faults) if args.faults is not None else None
+        result = run_case(args.seed, faults)
+        print(f"program: {generate(args.seed).describe()}")
+        print(
+            f"faults: {format_script(result.script) or '(none)'}; injected: {dict(result.injected)}"
+        )
+        summary.add(result)
+        if result.violations:
+            print(result.report())
+    else:
+        cases = range(args.first, args.first + args.seeds)
+        for result in run_many(cases, args.workers):
+            summary.add(result)
+            if result.violations:
+                print(result.report(), flush=True)
+    summary.seconds = time.perf_counter() - started
+    print(summary.text())
+    return 1 if summary.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""The embedded AWS one worker process reuses for every case: moto provisioned from
+template.yaml (``LocalAws``), and one runtime per container — two API containers (one with a
+clock a few ms behind), two runners, the sweep — each with its own boto3 clients, so that the
+fault hooks know which handler made a call.
+
+Between runs the table, queues and schedules are emptied through moto's backends (a boto3
+scan-and-delete would cost more than the run itself).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from workflows.aws.dynamodb import DynamoStore
+from workflows.aws.runtime import LAMBDA_RUNNER, AwsRuntime, build_runtime
+from workflows.aws.sqs import parse_work_message
+from workflows.engine.model import InstanceRef
+from workflows.local.aws import TEST_RUNNER, LocalAws
+from workflows.testing import VirtualClock
+
+from . import fastmoto
+from .faults import FaultInjector
+from .program import WORKFLOW, ChaosWorkflow
+
+START = datetime(2025, 1, 1, tzinfo=UTC).timestamp()
+ACCOUNT = "123456789012"  # moto's default account
+HIDDEN = 36_000  # real seconds a received message stays in flight (far beyond any run)
+SKEW_SECONDS = 0.005  # the second API container's clock is 5 ms behind
+_AT = re.compile(r"^at\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\)$")
+
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "workflows")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"  # EMF lines on stdout cost time, say nothing
+os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
+warnings.filterwarnings("ignore", "No application metrics to publish")
+
+
+class SimClock(VirtualClock):
+    """The virtual clock of a run; every container reads it (the skewed one with an offset)."""
+
+    def restart(self, when: float) -> None:
+        """Start a new run at ``when`` (the only way time goes back: the world was emptied)."""
+        self._now = when
+
+
+class SkewedClock:
+    """Another container's clock: the same virtual time, ``behind`` seconds late."""
+
+    def __init__(self, base: SimClock, behind: float) -> None:
+        self.base = base
+        self.behind = behind
+
+    def time(self) -> float:
+        return self.base.time() - self.behind
+
+    async def sleep(self, seconds: float) -> None:
+        await self.base.sleep(seconds)
+
+
+@dataclass(frozen=True)
+class DueSchedule:
+    """A schedule moto holds: its name, when it is due, and the work message it sends."""
+
+    name: str
+    at: float
+    body: str
+
+
+class World:
+    """moto, the containers, the fault injector, and direct access for the driver."""
+
+    def __init__(self) -> None:
+        fastmoto.install()
+        self.clock = SimClock(START)
+        self.aws = LocalAws({WORKFLOW: ChaosWorkflow}, self.clock)
+        self.settings = self.aws.settings
+        self.faults = FaultInjector()
+        self.faults.forget = self._forget
+        self.containers: dict[str, AwsRuntime] = {}
+        for name, role in (
+            ("api", "api"),
+            ("api-skewed", "api"),
+            ("runner", "runner"),
+            ("runner-2", "runner"),
+            ("lambda-runner", "runner"),
+            ("lambda-runner-2", "runner"),
+            ("sweep", "sweep"),
+        ):
+            clock: Any = SkewedClock(self.clock, SKEW_SECONDS) if name == "api-skewed" else None
+            runtime = build_runtime(
+                self.settings,
+                {WORKFLOW: ChaosWorkflow},
+                session=self.aws.session,
+                clock=clock or self.clock,
+                runner_settings=LAMBDA_RUNNER if name.startswith("lambda") else TEST_RUNNER,
+                sqs_max_delay=0.0,  # moto delays in real time: every wake-up is a schedule
+            )
+            for client in _clients(runtime):
+                self.faults.attach(client, name, role)
+            self.containers[name] = runtime
+        self.sqs = self.aws.sqs  # the driver's own clients: never faulted, never numbered
+        self.store = DynamoStore(
+            self.aws.session.client("dynamodb"), self.settings.table_name, self.clock
+        )
+        self.queue_url = self.settings.work_queue_url
+        self.visibility = int(
+            self.sqs.get_queue_attributes(
+                QueueUrl=self.queue_url, AttributeNames=["VisibilityTimeout"]
+            )["Attributes"]["VisibilityTimeout"]
+        )
+
+    @staticmethod
+    def runners(pacing: str) -> tuple[str, str]:
+        """The two runner containers of a pacing (the second takes over, or runs copies)."""
+        return (
+            ("lambda-runner", "lambda-runner-2") if pacing == "lambda" else ("runner", "runner-2")
+        )
+
+    def lease_seconds(self, container: str) -> float:
+        return float(self.containers[container].runner.settings.lease_seconds)
+
+    def close(self) -> None:
+        self.aws.close()
+
+    # --- between runs -------------------------------------------------------------------------
+
+    def empty(self) -> None:
+        """Forget every item, message and schedule, and restart the clock."""
+        self._table().items.clear()
+        backend = self._sqs_backend()
+        for queue in list(backend.queues.values()):
+            queue._messages = []
+            queue._pending_messages = set()
+            queue.deleted_messages = set()
+        self._schedule_group().schedules.clear()
+        self.clock.restart(START)
+
+    # --- the queue ----------------------------------------------------------------------------
+
+    def receive(self) -> list[dict[str, Any]]:
+        """One visible work message (batch size 1, as the template), kept in flight."""
+        if not self._work_queue().messages:  # nothing visible: spare the call
+            return []
+        response = self.sqs.receive_message(
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=1,
+            VisibilityTimeout=HIDDEN,  # real seconds: the driver decides when it reappears
+            AttributeNames=["All"],
+        )
+        return [dict(m) for m in response.get("Messages", [])]
+
+    def delete(self, message: dict[str, Any]) -> None:
+        self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+
+    def make_visible(self, message: dict[str, Any]) -> None:
+        self.sqs.change_message_visibility(
+            QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+        )
+
+    def hide(self, message: dict[str, Any]) -> None:
+        """Keep a message in flight until the driver makes it visible (in virtual time)."""
+        self.sqs.change_message_visibility(
+            QueueUrl=self.queue_url,
+            ReceiptHandle=message["ReceiptHandle"],
+            VisibilityTimeout=HIDDEN,
+        )
+
+    def send(self, body: str) -> None:
+        self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=body)
+
+    def queued(self) -> int:
+        """Messages in the work queue, visible or in flight."""
+        return len(self._work_queue()._messages)
+
+    def dead_letters(self) -> list[InstanceRef]:
+        """The instances named by messages in the work queue's dead-letter queue."""
+        work = self._work_queue()
+        policy = work.redrive_policy or {}
+        dlq_name = str(policy.get("deadLetterTargetArn", "")).rsplit(":", 1)[-1]
+        if not dlq_name:
+            return []
+        dlq = self._sqs_backend().get_queue(dlq_name)
+        return [parse_work_message(m.body) for m in dlq._messages]
+
+    # --- schedules ----------------------------------------------------------------------------
+
+    def schedules(self) -> Iterator[DueSchedule]:
+        """Every one-time schedule of the group, read from moto (no API calls)."""
+        for schedule in list(self._schedule_group().schedules.values()):
+            match = _AT.match(schedule.schedule_expression)
+            if match is None:
+                continue
+            at = datetime.fromisoformat(match.group(1)).replace(tzinfo=UTC).timestamp()
+            yield DueSchedule(schedule.name, at, schedule.target.get("Input", "{}"))
+
+    def fire(self, schedule: DueSchedule) -> None:
+        """What EventBridge Scheduler does at the due time: send the input, delete itself."""
+        self.send(schedule.body)
+        self._schedule_group().schedules.pop(schedule.name, None)
+
+    def _forget(self, item: str) -> None:
+        """Lose a table item (``pk/sk``) behind everybody's back: the canary fault."""
+        from moto.dynamodb.models.dynamo_type import DynamoType
+
+        pk, sk = item.split("/", 1)
+        self._table().delete_item(DynamoType({"S": pk}), DynamoType({"S": sk}))
+
+    # --- moto's insides -----------------------------------------------------------------------
+
+    def _table(self) -> Any:
+        from moto.dynamodb.models import dynamodb_backends
+
+        backend = dynamodb_backends[ACCOUNT]["us-east-1"]
+        return backend.get_table(self.settings.table_name)
+
+    def _sqs_backend(self) -> Any:
+        from moto.sqs.models import sqs_backends
+
+        return sqs_backends[ACCOUNT]["us-east-1"]
+
+    def _work_queue(self) -> Any:
+        return self._sqs_backend().get_queue(self.queue_url.rsplit("/", 1)[1])
+
+    def _schedule_group(self) -> Any:
+        from moto.scheduler.models import scheduler_backends
+
+        backend = scheduler_backends[ACCOUNT]["us-east-1"]
+        return backend.get_schedule_group(self.settings.schedule_group)
+
+
+def _clients(runtime: AwsRuntime) -> list[Any]:
+    """Every distinct boto3 client the runtime's adapters hold."""
+    found: dict[int, Any] = {}
+    for part in (runtime.store, runtime.queue, runtime.wakeups, runtime.service, runtime.runner):
+        for value in vars(part).values() if hasattr(part, "__dict__") else ():
+            client = getattr(value, "client", value)
+            if hasattr(client, "meta") and hasattr(client.meta, "events"):
+                found[id(client)] = client
+        client = getattr(part, "client", None)
+        if client is not None:
+            found[id(client)] = client
+    return list(found.values())
