@@ -10,6 +10,10 @@ import pytest
 from workflows import InvalidTransition, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.testing import WorkflowTestEnv
 
+from .backends import EnvFactory
+
+pytestmark = pytest.mark.backends("memory", "aws")
+
 ran: Counter[str] = Counter()
 ENVS: dict[str, WorkflowTestEnv] = {}
 
@@ -31,9 +35,9 @@ class PausesItself(WorkflowEntrypoint):
         return [a, b]
 
 
-def test_pause_stops_at_the_next_step_boundary_and_resume_continues() -> None:
+def test_pause_stops_at_the_next_step_boundary_and_resume_continues(make_env: EnvFactory) -> None:
     ran.clear()
-    env = ENVS["env"] = WorkflowTestEnv({"p": PausesItself})
+    env = ENVS["env"] = make_env({"p": PausesItself})
     inst = env.create("p", id="p")
     env.run_until_idle()
     # the running step finished and was recorded; the next one did not start
@@ -53,8 +57,8 @@ class SleepsAnHour(WorkflowEntrypoint):
         return await step.do("after", lambda: "awake")
 
 
-def test_resume_shifts_a_pending_sleep_by_the_time_spent_paused() -> None:
-    env = WorkflowTestEnv({"s": SleepsAnHour})
+def test_resume_shifts_a_pending_sleep_by_the_time_spent_paused(make_env: EnvFactory) -> None:
+    env = make_env({"s": SleepsAnHour})
     start = env.clock.time()
     inst = env.create("s", id="s")
     env.run_once("s", "s")  # starts the 1 hour sleep
@@ -73,8 +77,8 @@ def test_resume_shifts_a_pending_sleep_by_the_time_spent_paused() -> None:
     assert after.start is not None and after.start >= start + 3 * 3600
 
 
-def test_terminate_stops_the_instance_and_cancels_its_wake_up() -> None:
-    env = WorkflowTestEnv({"s": SleepsAnHour})
+def test_terminate_stops_the_instance_and_cancels_its_wake_up(make_env: EnvFactory) -> None:
+    env = make_env({"s": SleepsAnHour})
     inst = env.create("s", id="s")
     env.run_once("s", "s")
     assert env.pending_wake_ups()
@@ -86,8 +90,8 @@ def test_terminate_stops_the_instance_and_cancels_its_wake_up() -> None:
     assert [(s.name, s.status) for s in inst.status().steps] == [("nap", "cancelled")]
 
 
-def test_terminating_a_finished_instance_is_a_clear_error() -> None:
-    env = WorkflowTestEnv({"s": SleepsAnHour})
+def test_terminating_a_finished_instance_is_a_clear_error(make_env: EnvFactory) -> None:
+    env = make_env({"s": SleepsAnHour})
     inst = env.create("s", id="s")
     env.run_until_idle()
     with pytest.raises(InvalidTransition, match="already complete"):
@@ -105,9 +109,9 @@ class CountsRuns(WorkflowEntrypoint):
         return await step.do("count", once)
 
 
-def test_restart_reruns_from_the_top() -> None:
+def test_restart_reruns_from_the_top(make_env: EnvFactory) -> None:
     ran.clear()
-    env = WorkflowTestEnv({"c": CountsRuns})
+    env = make_env({"c": CountsRuns})
     inst = env.create("c", id="c", params={"same": "params"})
     env.run_until_idle()
     assert inst.status().output == 1
@@ -118,8 +122,8 @@ def test_restart_reruns_from_the_top() -> None:
     assert inst.status().output == 2  # the step ran again: a fresh journal
 
 
-def test_pause_then_terminate_while_paused() -> None:
-    env = WorkflowTestEnv({"s": SleepsAnHour})
+def test_pause_then_terminate_while_paused(make_env: EnvFactory) -> None:
+    env = make_env({"s": SleepsAnHour})
     inst = env.create("s", id="s")
     env.run_once("s", "s")
     inst.pause()

@@ -7,8 +7,14 @@ import threading
 from collections import Counter
 from typing import Any
 
+import pytest
+
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.testing import Crash, WorkflowTestEnv
+from workflows.testing import Crash
+
+from .backends import EnvFactory
+
+pytestmark = pytest.mark.backends("memory", "aws")
 
 calls: Counter[str] = Counter()
 
@@ -37,10 +43,10 @@ class ThreeSteps(WorkflowEntrypoint):
         return [a, b, c]
 
 
-def test_crash_inside_step_three_reruns_only_step_three() -> None:
+def test_crash_inside_step_three_reruns_only_step_three(make_env: EnvFactory) -> None:
     # GIVEN a 3-step workflow whose third step crashes the invocation on its first attempt
     calls.clear()
-    env = WorkflowTestEnv({"three": ThreeSteps})
+    env = make_env({"three": ThreeSteps})
     inst = env.create("three", id="i-1")
     # WHEN it runs to the end
     env.run_until_idle()
@@ -51,9 +57,9 @@ def test_crash_inside_step_three_reruns_only_step_three() -> None:
     assert env.crashes == 1
 
 
-def test_nothing_of_a_crashed_attempt_is_recorded() -> None:
+def test_nothing_of_a_crashed_attempt_is_recorded(make_env: EnvFactory) -> None:
     calls.clear()
-    env = WorkflowTestEnv({"three": ThreeSteps})
+    env = make_env({"three": ThreeSteps})
     inst = env.create("three", id="i-2")
     env.run_once("three", "i-2")  # the invocation that crashes in step three
     assert [e.name for e in inst.journal()] == ["one", "two"]
@@ -66,8 +72,8 @@ class DuplicateNames(WorkflowEntrypoint):
         return [first, second]
 
 
-def test_duplicate_step_names_are_distinct_steps() -> None:
-    env = WorkflowTestEnv({"dup": DuplicateNames})
+def test_duplicate_step_names_are_distinct_steps(make_env: EnvFactory) -> None:
+    env = make_env({"dup": DuplicateNames})
     inst = env.create("dup", id="d")
     env.run_until_idle()
     assert inst.status().output == [1, 2]
@@ -87,9 +93,9 @@ class Nested(WorkflowEntrypoint):
         return await step.do("outer", {"retries": {"limit": 2, "delay": 1}}, outer)
 
 
-def test_nested_steps_are_recorded_and_replayed_inside_their_parent() -> None:
+def test_nested_steps_are_recorded_and_replayed_inside_their_parent(make_env: EnvFactory) -> None:
     calls.clear()
-    env = WorkflowTestEnv({"nested": Nested})
+    env = make_env({"nested": Nested})
     inst = env.create("nested", id="n")
     env.run_until_idle()
     status = inst.status()
@@ -132,15 +138,15 @@ class GatherSync(WorkflowEntrypoint):
         )
 
 
-def test_gather_runs_async_steps_concurrently() -> None:
-    env = WorkflowTestEnv({"g": GatherAsync})
+def test_gather_runs_async_steps_concurrently(make_env: EnvFactory) -> None:
+    env = make_env({"g": GatherAsync})
     inst = env.create("g", id="g")
     env.run_until_idle()
     assert inst.status().output == ["a", "b", "c"]
 
 
-def test_gather_runs_sync_steps_concurrently_in_threads() -> None:
-    env = WorkflowTestEnv({"g": GatherSync})
+def test_gather_runs_sync_steps_concurrently_in_threads(make_env: EnvFactory) -> None:
+    env = make_env({"g": GatherSync})
     inst = env.create("g", id="g")
     env.run_until_idle()
     assert inst.status().status == "complete", inst.status().error
@@ -155,9 +161,11 @@ class CachedValues(WorkflowEntrypoint):
         return token
 
 
-def test_replay_returns_the_recorded_value_without_running_the_callback() -> None:
+def test_replay_returns_the_recorded_value_without_running_the_callback(
+    make_env: EnvFactory,
+) -> None:
     calls.clear()
-    env = WorkflowTestEnv({"c": CachedValues})
+    env = make_env({"c": CachedValues})
     inst = env.create("c", id="c")
     env.run_until_idle()
     # run() was replayed after the sleep: the callback ran once, the value is the recorded one
@@ -180,8 +188,8 @@ class CtxReader(WorkflowEntrypoint):
         return await step.do("ctx", {"retries": {"limit": 2}, "timeout": "1 minute"}, read)
 
 
-def test_callback_receives_ctx_with_step_attempt_and_config() -> None:
-    env = WorkflowTestEnv({"ctx": CtxReader})
+def test_callback_receives_ctx_with_step_attempt_and_config(make_env: EnvFactory) -> None:
+    env = make_env({"ctx": CtxReader})
     inst = env.create("ctx", id="x")
     env.run_until_idle()
     assert inst.status().output == {
@@ -213,9 +221,11 @@ class SiblingCrashes(WorkflowEntrypoint):
         return await asyncio.gather(step.do("flaky", config, flaky), step.do("sibling", dies_once))
 
 
-def test_a_crash_in_a_step_still_running_after_run_suspended_kills_the_invocation() -> None:
+def test_a_crash_in_a_step_still_running_after_run_suspended_kills_the_invocation(
+    make_env: EnvFactory,
+) -> None:
     calls.clear()
-    env = WorkflowTestEnv({"s": SiblingCrashes})
+    env = make_env({"s": SiblingCrashes})
     inst = env.create("s", id="s")
     env.run_until_idle()
     assert env.crashes == 1  # the crash was not swallowed while run() was already suspending

@@ -14,7 +14,10 @@ from workflows import (
     WorkflowStep,
 )
 from workflows.engine.config import DEFAULT_CONFIG, RetryConfig, parse_config
-from workflows.testing import WorkflowTestEnv
+
+from .backends import EnvFactory
+
+pytestmark = pytest.mark.backends("memory", "aws")
 
 attempt_times: list[float] = []
 
@@ -38,9 +41,11 @@ def failing_workflow(config: dict[str, Any], fail_until: int) -> type[WorkflowEn
 CLOCKS: dict[str, Any] = {}
 
 
-def run_flaky(config: dict[str, Any], fail_until: int) -> tuple[Any, list[float]]:
+def run_flaky(
+    make_env: EnvFactory, config: dict[str, Any], fail_until: int
+) -> tuple[Any, list[float]]:
     attempt_times.clear()
-    env = WorkflowTestEnv({"flaky": failing_workflow(config, fail_until)})
+    env = make_env({"flaky": failing_workflow(config, fail_until)})
     CLOCKS["c"] = env.clock
     start = env.clock.time()
     inst = env.create("flaky", id="f", params={"clock": "c"})
@@ -56,26 +61,32 @@ def run_flaky(config: dict[str, Any], fail_until: int) -> tuple[Any, list[float]
         ("exponential", [0, 10, 30, 70]),  # delay·2^(n-1) after attempt n
     ],
 )
-def test_backoff_delays_are_exact_in_virtual_time(backoff: str, expected: list[int]) -> None:
+def test_backoff_delays_are_exact_in_virtual_time(
+    backoff: str, expected: list[int], make_env: EnvFactory
+) -> None:
     config = {"retries": {"limit": 5, "delay": "10 seconds", "backoff": backoff}}
-    status, times = run_flaky(config, fail_until=4)
+    status, times = run_flaky(make_env, config, fail_until=4)
     assert status.status == "complete"
     assert status.output == 4
     assert times == expected
 
 
-def test_exhausted_retries_error_the_instance_with_the_original_name_and_message() -> None:
-    status, times = run_flaky({"retries": {"limit": 2, "delay": 1, "backoff": "constant"}}, 99)
+def test_exhausted_retries_error_the_instance_with_the_original_name_and_message(
+    make_env: EnvFactory,
+) -> None:
+    status, times = run_flaky(
+        make_env, {"retries": {"limit": 2, "delay": 1, "backoff": "constant"}}, 99
+    )
     assert len(times) == 3  # limit + 1 attempts
     assert status.status == "errored"
     assert status.error == {"name": "ValueError", "message": "attempt 3 failed"}
     assert status.error.name == "ValueError"
 
 
-def test_defaults_are_cloudflares() -> None:
+def test_defaults_are_cloudflares(make_env: EnvFactory) -> None:
     assert DEFAULT_CONFIG.retries == RetryConfig(limit=5, delay=10.0, backoff="exponential")
     assert DEFAULT_CONFIG.timeout == 600.0
-    status, times = run_flaky({}, fail_until=99)
+    status, times = run_flaky(make_env, {}, fail_until=99)
     assert status.status == "errored"
     assert times == [0, 10, 30, 70, 150, 310]  # 6 attempts, exponential from 10 s
 
@@ -91,9 +102,9 @@ class NonRetryable(WorkflowEntrypoint):
         return await step.do("charge", fail)
 
 
-def test_non_retryable_error_stops_retries_at_once() -> None:
+def test_non_retryable_error_stops_retries_at_once(make_env: EnvFactory) -> None:
     NonRetryable.attempts = 0
-    env = WorkflowTestEnv({"nr": NonRetryable})
+    env = make_env({"nr": NonRetryable})
     inst = env.create("nr", id="n")
     env.run_until_idle()
     assert NonRetryable.attempts == 1
@@ -118,9 +129,11 @@ class CatchesFailure(WorkflowEntrypoint):
         return "unreachable"
 
 
-def test_exhausted_step_raises_in_run_where_it_can_be_caught_and_replays_the_same() -> None:
+def test_exhausted_step_raises_in_run_where_it_can_be_caught_and_replays_the_same(
+    make_env: EnvFactory,
+) -> None:
     CatchesFailure.runs = 0
-    env = WorkflowTestEnv({"c": CatchesFailure})
+    env = make_env({"c": CatchesFailure})
     inst = env.create("c", id="c")
     env.run_until_idle()
     status = inst.status()
@@ -147,8 +160,8 @@ class SlowStep(WorkflowEntrypoint):
         return await step.do("slow", {"timeout": 0.05, "retries": {"limit": 1, "delay": 0}}, slow)
 
 
-def test_an_attempt_past_its_timeout_fails_and_is_retried() -> None:
-    env = WorkflowTestEnv({"slow": SlowStep})
+def test_an_attempt_past_its_timeout_fails_and_is_retried(make_env: EnvFactory) -> None:
+    env = make_env({"slow": SlowStep})
     inst = env.create("slow", id="s")
     env.run_until_idle()
     status = inst.status()

@@ -19,7 +19,10 @@ from workflows import (
     WorkflowEvent,
     WorkflowStep,
 )
-from workflows.testing import WorkflowTestEnv
+
+from .backends import EnvFactory
+
+pytestmark = pytest.mark.backends("memory", "aws")
 
 
 class BranchesOnRandom(WorkflowEntrypoint):
@@ -38,9 +41,11 @@ class BranchesOnRandom(WorkflowEntrypoint):
         return next(BranchesOnRandom.flips)
 
 
-def test_a_different_step_on_replay_raises_non_determinism_error_naming_both() -> None:
+def test_a_different_step_on_replay_raises_non_determinism_error_naming_both(
+    make_env: EnvFactory,
+) -> None:
     BranchesOnRandom.flips = iter([True, False])
-    env = WorkflowTestEnv({"r": BranchesOnRandom})
+    env = make_env({"r": BranchesOnRandom})
     inst = env.create("r", id="r")
     env.run_until_idle()
     status = inst.status()
@@ -60,9 +65,9 @@ class SwallowsEverything(WorkflowEntrypoint):
     names: ClassVar[list[str]] = []
 
 
-def test_non_determinism_cannot_be_swallowed_by_except_exception() -> None:
+def test_non_determinism_cannot_be_swallowed_by_except_exception(make_env: EnvFactory) -> None:
     SwallowsEverything.names = ["10:00", "13:00"]  # like a name built from the time
-    env = WorkflowTestEnv({"s": SwallowsEverything})
+    env = make_env({"s": SwallowsEverything})
     inst = env.create("s", id="s")
     env.run_until_idle()
     assert inst.status().error.name == "NonDeterminismError"
@@ -74,8 +79,8 @@ class ForgetsAwait(WorkflowEntrypoint):
         return "returned early"
 
 
-def test_a_step_never_awaited_is_reported_naming_the_step() -> None:
-    env = WorkflowTestEnv({"f": ForgetsAwait})
+def test_a_step_never_awaited_is_reported_naming_the_step(make_env: EnvFactory) -> None:
+    env = make_env({"f": ForgetsAwait})
     inst = env.create("f", id="f")
     env.run_until_idle()
     status = inst.status()
@@ -96,8 +101,8 @@ class TaskNotAwaited(WorkflowEntrypoint):
         return "returned early"
 
 
-def test_a_step_task_still_running_when_run_returns_is_reported() -> None:
-    env = WorkflowTestEnv({"t": TaskNotAwaited})
+def test_a_step_task_still_running_when_run_returns_is_reported(make_env: EnvFactory) -> None:
+    env = make_env({"t": TaskNotAwaited})
     inst = env.create("t", id="t")
     env.run_until_idle()
     assert inst.status().error.name == "UnawaitedStepError"
@@ -112,8 +117,8 @@ class MutatesEvent(WorkflowEntrypoint):
         await step.do("bad step that mutates the incoming event", mutate)
 
 
-def test_mutating_the_event_fails_with_an_error_naming_the_rule() -> None:
-    env = WorkflowTestEnv({"m": MutatesEvent})
+def test_mutating_the_event_fails_with_an_error_naming_the_rule(make_env: EnvFactory) -> None:
+    env = make_env({"m": MutatesEvent})
     inst = env.create("m", id="m", params={"user": "ana"})
     env.run_until_idle()
     error = inst.status().error
@@ -165,8 +170,10 @@ class TypedResults(WorkflowEntrypoint):
         return {"user": user, "receipt": receipt, "plain": plain}
 
 
-def test_pydantic_models_and_dataclasses_round_trip_with_the_same_type_on_replay() -> None:
-    env = WorkflowTestEnv({"t": TypedResults})
+def test_pydantic_models_and_dataclasses_round_trip_with_the_same_type_on_replay(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"t": TypedResults})
     inst = env.create("t", id="t")
     env.run_until_idle()
     assert inst.status().status == "complete", inst.status().error
@@ -188,9 +195,9 @@ class HugeResult(WorkflowEntrypoint):
         return await step.do("fetch large dataset", fetch)
 
 
-def test_a_result_over_one_mebibyte_fails_the_step_without_retries() -> None:
+def test_a_result_over_one_mebibyte_fails_the_step_without_retries(make_env: EnvFactory) -> None:
     HugeResult.attempts = 0
-    env = WorkflowTestEnv({"h": HugeResult})
+    env = make_env({"h": HugeResult})
     inst = env.create("h", id="h")
     env.run_until_idle()
     error = inst.status().error
@@ -204,8 +211,8 @@ class NotJson(WorkflowEntrypoint):
         return await step.do("socket", lambda: object())
 
 
-def test_a_result_that_is_not_json_fails_clearly() -> None:
-    env = WorkflowTestEnv({"n": NotJson})
+def test_a_result_that_is_not_json_fails_clearly(make_env: EnvFactory) -> None:
+    env = make_env({"n": NotJson})
     inst = env.create("n", id="n")
     env.run_until_idle()
     assert inst.status().error.name == "NotSerializable"
@@ -219,8 +226,8 @@ class ManySteps(WorkflowEntrypoint):
             await step.do(f"step {i}", lambda: None)
 
 
-def test_the_step_limit_is_enforced() -> None:
-    env = WorkflowTestEnv({"m": ManySteps})
+def test_the_step_limit_is_enforced(make_env: EnvFactory) -> None:
+    env = make_env({"m": ManySteps})
     inst = env.create("m", id="m")
     env.run_until_idle()
     error = inst.status().error
@@ -233,20 +240,20 @@ def test_the_step_limit_is_enforced() -> None:
     ("name", "fragment"),
     [("", "must not be empty"), ("x" * 257, "256-character"), ("a\nb", "control characters")],
 )
-def test_bad_step_names_are_rejected(name: str, fragment: str) -> None:
+def test_bad_step_names_are_rejected(name: str, fragment: str, make_env: EnvFactory) -> None:
     class BadName(WorkflowEntrypoint):
         async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
             await step.do(name, lambda: 1)
 
-    env = WorkflowTestEnv({"b": BadName})
+    env = make_env({"b": BadName})
     inst = env.create("b", id="b")
     env.run_until_idle()
     assert inst.status().error.name == "InvalidStepError"
     assert fragment in inst.status().error.message
 
 
-def test_create_validates_the_id_and_refuses_a_duplicate() -> None:
-    env = WorkflowTestEnv({"m": ManySteps})
+def test_create_validates_the_id_and_refuses_a_duplicate(make_env: EnvFactory) -> None:
+    env = make_env({"m": ManySteps})
     env.create("m", id="order-1")
     with pytest.raises(InstanceAlreadyExists, match="already exists"):
         env.create("m", id="order-1")
@@ -258,8 +265,8 @@ def test_create_validates_the_id_and_refuses_a_duplicate() -> None:
     assert len(env.store.list_instances("m").records) == 1
 
 
-def test_create_batch_skips_and_reports_existing_ids() -> None:
-    env = WorkflowTestEnv({"m": ManySteps})
+def test_create_batch_skips_and_reports_existing_ids(make_env: EnvFactory) -> None:
+    env = make_env({"m": ManySteps})
     env.create("m", id="a")
     result = env.create_batch("m", [{"id": "a"}, {"id": "b", "params": {"n": 1}}, {"id": "c"}])
     assert result.created == ["b", "c"]
@@ -276,7 +283,7 @@ def test_create_batch_skips_and_reports_existing_ids() -> None:
     assert [e["id"] for e in again["errors"]] == ["b", "c"]
 
 
-def test_a_user_except_exception_cannot_swallow_a_suspension() -> None:
+def test_a_user_except_exception_cannot_swallow_a_suspension(make_env: EnvFactory) -> None:
     class Greedy(WorkflowEntrypoint):
         async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
             try:
@@ -285,7 +292,7 @@ def test_a_user_except_exception_cannot_swallow_a_suspension() -> None:
                 return "swallowed"
             return "slept"
 
-    env = WorkflowTestEnv({"g": Greedy})
+    env = make_env({"g": Greedy})
     inst = env.create("g", id="g")
     env.run_until_idle()
     assert inst.status().output == "slept"

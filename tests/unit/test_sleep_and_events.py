@@ -14,7 +14,10 @@ from workflows import (
     WorkflowStep,
     WorkflowTimeoutError,
 )
-from workflows.testing import WorkflowTestEnv
+
+from .backends import EnvFactory
+
+pytestmark = pytest.mark.backends("memory", "aws")
 
 
 class Sleeper(WorkflowEntrypoint):
@@ -23,8 +26,8 @@ class Sleeper(WorkflowEntrypoint):
         return "rested"
 
 
-def test_a_three_hour_sleep_completes_in_virtual_time() -> None:
-    env = WorkflowTestEnv({"s": Sleeper})
+def test_a_three_hour_sleep_completes_in_virtual_time(make_env: EnvFactory) -> None:
+    env = make_env({"s": Sleeper})
     start = env.clock.time()
     inst = env.create("s", id="s")
     env.run_until_idle()
@@ -33,8 +36,8 @@ def test_a_three_hour_sleep_completes_in_virtual_time() -> None:
     assert env.invocations == 2  # one to start and sleep, one after the wake-up
 
 
-def test_a_sleeping_instance_is_waiting_with_a_scheduled_wake_up() -> None:
-    env = WorkflowTestEnv({"s": Sleeper})
+def test_a_sleeping_instance_is_waiting_with_a_scheduled_wake_up(make_env: EnvFactory) -> None:
+    env = make_env({"s": Sleeper})
     inst = env.create("s", id="s")
     env.run_once("s", "s")
     assert inst.status().status == "waiting"
@@ -50,8 +53,8 @@ class SleepUntil(WorkflowEntrypoint):
         return "done"
 
 
-def test_sleep_until_wakes_at_the_given_time() -> None:
-    env = WorkflowTestEnv({"u": SleepUntil})
+def test_sleep_until_wakes_at_the_given_time(make_env: EnvFactory) -> None:
+    env = make_env({"u": SleepUntil})
     target = env.clock.now() + timedelta(days=2)
     inst = env.create("u", id="u", params={"when": target.isoformat()})
     env.run_until_idle()
@@ -67,20 +70,22 @@ class Durations(WorkflowEntrypoint):
         return None
 
 
-def test_sleep_durations_accept_numbers_in_seconds_timedeltas_and_words() -> None:
-    env = WorkflowTestEnv({"d": Durations})
+def test_sleep_durations_accept_numbers_in_seconds_timedeltas_and_words(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"d": Durations})
     start = env.clock.time()
     env.create("d", id="d")
     env.run_until_idle()
     assert env.clock.time() - start == 90 + 60 + 7 * 86_400
 
 
-def test_sleep_longer_than_365_days_is_rejected() -> None:
+def test_sleep_longer_than_365_days_is_rejected(make_env: EnvFactory) -> None:
     class TooLong(WorkflowEntrypoint):
         async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
             await step.sleep("forever", "366 days")
 
-    env = WorkflowTestEnv({"t": TooLong})
+    env = make_env({"t": TooLong})
     inst = env.create("t", id="t")
     env.run_until_idle()
     assert inst.status().error is not None
@@ -108,8 +113,8 @@ class Approval(WorkflowEntrypoint):
         return {"approved": True, "by": approval.payload["user"], "type": approval["type"]}
 
 
-def test_wait_for_event_returns_payload_timestamp_and_type() -> None:
-    env = WorkflowTestEnv({"a": Approval})
+def test_wait_for_event_returns_payload_timestamp_and_type(make_env: EnvFactory) -> None:
+    env = make_env({"a": Approval})
     inst = env.create("a", id="a")
     env.run_until_idle()
     assert inst.status().status == "waiting"
@@ -119,21 +124,21 @@ def test_wait_for_event_returns_payload_timestamp_and_type() -> None:
     assert inst.status().output == {"approved": True, "by": "ana", "type": "approved"}
 
 
-def test_an_event_sent_before_the_wait_is_buffered_and_delivered() -> None:
+def test_an_event_sent_before_the_wait_is_buffered_and_delivered(make_env: EnvFactory) -> None:
     class SleepThenWait(WorkflowEntrypoint):
         async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
             await step.sleep("first", "1 hour")
             ev = await step.wait_for_event("approval", type="approved")
             return ev.payload
 
-    env = WorkflowTestEnv({"sw": SleepThenWait})
+    env = make_env({"sw": SleepThenWait})
     inst = env.create("sw", id="sw")
     inst.send_event(type="approved", payload={"early": True})  # before run() even started
     env.run_until_idle()
     assert inst.status().output == {"early": True}
 
 
-def test_buffered_events_are_delivered_first_in_first_out_per_type() -> None:
+def test_buffered_events_are_delivered_first_in_first_out_per_type(make_env: EnvFactory) -> None:
     class TwoWaits(WorkflowEntrypoint):
         async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
             other = await step.wait_for_event("other", type="other")
@@ -141,7 +146,7 @@ def test_buffered_events_are_delivered_first_in_first_out_per_type() -> None:
             second = await step.wait_for_event("second", type="item")
             return [other.payload, first.payload, second.payload]
 
-    env = WorkflowTestEnv({"tw": TwoWaits})
+    env = make_env({"tw": TwoWaits})
     inst = env.create("tw", id="tw")
     inst.send_event(type="item", payload=1)
     inst.send_event(type="item", payload=2)
@@ -150,8 +155,10 @@ def test_buffered_events_are_delivered_first_in_first_out_per_type() -> None:
     assert inst.status().output == ["o", 1, 2]
 
 
-def test_wait_timeout_fires_only_when_the_test_moves_the_clock_past_it() -> None:
-    env = WorkflowTestEnv({"a": Approval})
+def test_wait_timeout_fires_only_when_the_test_moves_the_clock_past_it(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"a": Approval})
     inst = env.create("a", id="a")
     env.run_until_idle()
     env.run_until_idle()
@@ -164,12 +171,12 @@ def test_wait_timeout_fires_only_when_the_test_moves_the_clock_past_it() -> None
     assert inst.status().output == {"approved": False}
 
 
-def test_an_uncaught_wait_timeout_errors_the_instance() -> None:
+def test_an_uncaught_wait_timeout_errors_the_instance(make_env: EnvFactory) -> None:
     class Strict(WorkflowEntrypoint):
         async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
             return await step.wait_for_event("ok", type="ok", timeout="1 minute")
 
-    env = WorkflowTestEnv({"s": Strict})
+    env = make_env({"s": Strict})
     inst = env.create("s", id="s")
     env.run_until_idle()
     env.clock.advance("1 minute")
