@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from .engine.clock import to_datetime
 from .engine.durations import Duration, parse_duration
 from .engine.entrypoint import Env, WorkflowEntrypoint
+from .engine.errors import SuspendReason
 from .engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
 from .engine.model import InstanceRef, InstanceStatusView, JournalEntry
 from .engine.runner import Runner, RunnerSettings
@@ -158,7 +159,7 @@ class WakeUp:
 
     at: float
     ref: InstanceRef
-    reason: str
+    reason: SuspendReason
 
 
 class WorkflowTestEnv:
@@ -263,7 +264,7 @@ class WorkflowTestEnv:
     def pending_wake_ups(self) -> list[WakeUp]:
         """Scheduled wake-ups not yet fired, earliest first."""
         if self.aws is not None:
-            return [WakeUp(s.at, s.ref, s.reason) for s in self.aws.schedules()]
+            return [WakeUp(s.at, s.ref, SuspendReason(s.reason)) for s in self.aws.schedules()]
         return [WakeUp(w.at, w.ref, w.reason) for w in self.scheduler.pending()]
 
     def run_until_idle(self, max_invocations: int = 100_000) -> None:
@@ -276,7 +277,9 @@ class WorkflowTestEnv:
                 continue
             if self._fire_due():
                 continue
-            upcoming = [w.at for w in self.pending_wake_ups() if w.reason != "event"]
+            upcoming = [
+                w.at for w in self.pending_wake_ups() if w.reason is not SuspendReason.EVENT
+            ]
             if self.aws is None and (visible_at := self.queue.next_visible_at()) is not None:
                 upcoming.append(visible_at)
             if not upcoming:

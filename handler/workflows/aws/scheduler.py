@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import BotoCoreError, ClientError
 
 from workflows.engine.clock import Clock, to_datetime
-from workflows.engine.errors import StorageError
+from workflows.engine.errors import StorageError, SuspendReason
 from workflows.engine.model import InstanceRef
 
 from .sqs import MAX_DELAY, SqsWorkQueue, work_message
@@ -72,7 +72,7 @@ class SchedulerWakeUps:
         self.clock = clock
         self.sqs_max_delay = min(sqs_max_delay, MAX_DELAY)
 
-    def schedule(self, ref: InstanceRef, at: float, reason: str) -> None:
+    def schedule(self, ref: InstanceRef, at: float, reason: SuspendReason) -> None:
         delay = at - self.clock.time()
         if delay <= self.sqs_max_delay:
             self.queue.send(ref, delay)

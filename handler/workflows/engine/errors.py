@@ -13,6 +13,7 @@ Avoid non-stdlib imports here: this module is at the bottom of the dependency ch
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 
@@ -162,6 +163,25 @@ class ConcurrentModification(WorkflowError):
     code = "conflict"
 
 
+class SuspendReason(StrEnum):
+    """Why a replay pass stopped before ``run()`` ended (equal to its string: ``== "sleep"``).
+
+    Control reasons stop the pass now; timer reasons (sleep, retry, event) come with the time
+    at which the instance must be woken up again.
+    """
+
+    INFRA = "infra"  # a store call failed (throttled, unreachable, outcome unknown)
+    LOST = "lost"  # another runner took the lease: nothing more is ours to write
+    TERMINATE = "terminate"  # the instance was terminated meanwhile
+    RESTART = "restart"  # the instance was restarted meanwhile (a new generation)
+    PAUSE = "pause"  # a pause was requested
+    RELOAD = "reload"  # the journal changed under the pass: load it again and replay
+    YIELD = "yield"  # out of time in this invocation: hand the instance to the next one
+    SLEEP = "sleep"  # a step.sleep / sleep_until is not due yet
+    RETRY = "retry"  # a failed step.do attempt waits for its retry delay
+    EVENT = "event"  # a step.wait_for_event has no event yet (woken at its timeout)
+
+
 class Suspend(BaseException):
     """Unwinds ``run()`` when the instance must stop here for now.
 
@@ -169,7 +189,9 @@ class Suspend(BaseException):
     runner, not ``run()``, decides what happens next (schedule a wake-up, pause, stop).
     """
 
-    def __init__(self, reason: str, wake_at: float | None = None, detail: str = "") -> None:
+    def __init__(
+        self, reason: SuspendReason, wake_at: float | None = None, detail: str = ""
+    ) -> None:
         super().__init__(reason, wake_at, detail)
         self.reason = reason
         self.wake_at = wake_at

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .clock import Clock
-from .errors import InstanceAlreadyExists, InstanceNotFound, InvalidInput
+from .errors import InstanceAlreadyExists, InstanceNotFound, InvalidInput, SuspendReason
 from .model import (
     FINISHED,
     RUNNABLE,
@@ -270,7 +270,7 @@ class ScheduledWakeUp:
 
     at: float
     ref: InstanceRef = field(compare=False)
-    reason: str = field(compare=False)
+    reason: SuspendReason = field(compare=False)
 
 
 class MemoryScheduler:
@@ -281,7 +281,7 @@ class MemoryScheduler:
         self._pending: dict[tuple[InstanceRef, float], ScheduledWakeUp] = {}
         self.scheduled = 0
 
-    def schedule(self, ref: InstanceRef, at: float, reason: str) -> None:
+    def schedule(self, ref: InstanceRef, at: float, reason: SuspendReason) -> None:
         with self._lock:
             self.scheduled += 1
             self._pending[(ref, at)] = ScheduledWakeUp(at, ref, reason)

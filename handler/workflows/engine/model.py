@@ -200,6 +200,16 @@ class ReceivedEvent(FrozenDict):
         return (ReceivedEvent, (self.payload, self.timestamp, self.type))
 
 
+class StepStatus(StrEnum):
+    """The status of one row of the step timeline (equal to its string: ``== "complete"``)."""
+
+    COMPLETE = "complete"  # the step returned, the sleep is over, or the wait got its event
+    ERRORED = "errored"  # the step failed for good, or the wait timed out
+    RETRYING = "retrying"  # a step.do attempt failed and another one is due
+    WAITING = "waiting"  # a sleep not yet over, or a wait with no event yet
+    CANCELLED = "cancelled"  # a sleep or wait still pending when the instance finished
+
+
 @dataclass(frozen=True, slots=True)
 class StepInfo:
     """One row of an instance's step timeline."""
@@ -207,7 +217,7 @@ class StepInfo:
     name: str
     count: int
     type: str  # "do" | "sleep" | "waitForEvent"
-    status: str  # "complete" | "errored" | "running" | "waiting" | "retrying"
+    status: StepStatus
     attempts: int
     start: float | None
     end: float | None
@@ -220,7 +230,7 @@ class StepInfo:
             "name": self.name,
             "count": self.count,
             "type": self.type,
-            "status": self.status,
+            "status": str(self.status),
             "attempts": self.attempts,
             "start": iso(self.start),
             "end": iso(self.end),

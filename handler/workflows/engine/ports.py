@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .errors import SuspendReason
 from .model import EventRecord, InstanceRecord, InstanceRef, InstanceStatus, JournalEntry
 from .transitions import Change
 
@@ -153,10 +154,10 @@ class WorkQueue(Protocol):
 class WakeUpScheduler(Protocol):
     """One-time wake-ups at a given time (EventBridge Scheduler ``at(...)`` schedules)."""
 
-    def schedule(self, ref: InstanceRef, at: float, reason: str) -> None:
+    def schedule(self, ref: InstanceRef, at: float, reason: SuspendReason) -> None:
         """Post a wake-up for ``ref`` to the work queue at ``at``.
 
-        ``reason`` is ``sleep``, ``retry``, ``event`` (a wait's timeout) or ``resume``.
+        ``reason`` is ``sleep``, ``retry`` or ``event`` (a wait's timeout).
         Scheduling the same (ref, at) twice must be harmless.
         """
         ...

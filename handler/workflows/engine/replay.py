@@ -30,6 +30,7 @@ from .errors import (
     StepLimitExceeded,
     StorageError,
     Suspend,
+    SuspendReason,
     UnawaitedStepError,
     WorkflowError,
     WorkflowTimeoutError,
@@ -44,16 +45,24 @@ from .step import StepContext, StepIdentity, WorkflowStep
 log = logging.getLogger("workflows.replay")
 
 Recorder = Callable[[JournalEntry], JournalEntry]
-SignalCheck = Callable[[], str | None]
+SignalCheck = Callable[[], SuspendReason | None]
 T = TypeVar("T")
 
 # Reasons a pass can stop early, most urgent first. Timers (sleep/retry/event) come after.
-# "infra": a store call failed (throttled, unreachable, outcome unknown); the pass stops and
+# INFRA: a store call failed (throttled, unreachable, outcome unknown); the pass stops and
 # the runner gives the work back, so a later delivery continues from what was recorded.
-CONTROL_REASONS = ("infra", "lost", "terminate", "restart", "pause", "reload", "yield")
+CONTROL_REASONS = (
+    SuspendReason.INFRA,
+    SuspendReason.LOST,
+    SuspendReason.TERMINATE,
+    SuspendReason.RESTART,
+    SuspendReason.PAUSE,
+    SuspendReason.RELOAD,
+    SuspendReason.YIELD,
+)
+TIMER_REASONS = (SuspendReason.SLEEP, SuspendReason.RETRY, SuspendReason.EVENT)
 # How often run() may carry on after catching the engine's suspension before that is fatal.
 MAX_SWALLOWED_SUSPENSIONS = 100
-TIMER_REASONS = ("sleep", "retry", "event")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +83,7 @@ class Failed:
 class Suspended:
     """``run()`` must stop for now: until ``wake_at``, or because of a control signal."""
 
-    reason: str
+    reason: SuspendReason
     wake_at: float | None = None
 
 
@@ -186,10 +195,10 @@ class Replay:
         await self._settle()
         if self._infra is not None:
             raise self._infra  # nothing more is ours to write: the runner gives the work back
-        lost = any(s.reason == "lost" for s in self._suspensions)
+        lost = any(s.reason == SuspendReason.LOST for s in self._suspensions)
         if isinstance(outcome, Completed | Failed) and lost:
             # The lease went to another runner meanwhile: the ending is not ours to write.
-            return Suspended("lost")
+            return Suspended(SuspendReason.LOST)
         return outcome
 
     def _completed(self, output: Any) -> Outcome:
@@ -215,7 +224,7 @@ class Replay:
                 return Suspended(reason)
         timers = [s for s in self._suspensions if s.wake_at is not None]
         if not timers:  # a Suspend raised by user code directly; treat as a reload
-            return Suspended("reload")
+            return Suspended(SuspendReason.RELOAD)
         first = min(timers, key=lambda s: s.wake_at or 0.0)
         return Suspended(first.reason, first.wake_at)
 
@@ -313,7 +322,7 @@ class Replay:
             self._fatal = error
         raise error
 
-    def _suspend(self, reason: str, wake_at: float | None = None) -> None:
+    def _suspend(self, reason: SuspendReason, wake_at: float | None = None) -> None:
         if self._suspended_tasks is None:
             # Steps already started (a gather's other children) may still run and finish;
             # anything started later may not (see _check_not_suspended).
@@ -356,7 +365,7 @@ class Replay:
         except StorageError as exc:
             if self._infra is None:
                 self._infra = exc
-            self._suspend("infra")
+            self._suspend(SuspendReason.INFRA)
             raise  # unreachable: _suspend raises
 
     def _before_new_step(self, key: str) -> None:
@@ -378,7 +387,9 @@ class Replay:
 
     def _write(self, entry: JournalEntry) -> JournalEntry:
         if self._infra is not None:
-            self._suspend("infra")  # the store is failing: record nothing more in this pass
+            self._suspend(
+                SuspendReason.INFRA
+            )  # the store is failing: record nothing more in this pass
         winner = self._store(lambda: self._record(entry))
         self.journal.add(winner)
         if winner is entry:
@@ -414,7 +425,7 @@ class Replay:
             last = failed[-1]
             due = shifted(last.wake_at or last.at, last.at, self.pauses)
             if self._now() < due:
-                self._suspend("retry", due)
+                self._suspend(SuspendReason.RETRY, due)
         self._before_new_step(call.key)
         started_at = (failed[0].started_at if failed else None) or self._now()
         args_for = wants_context(callback)
@@ -459,7 +470,7 @@ class Replay:
                     )
                 )
                 if retry_at > self._now():
-                    self._suspend("retry", retry_at)
+                    self._suspend(SuspendReason.RETRY, retry_at)
                 attempt += 1
                 self._before_new_step(call.key)
                 continue
@@ -493,7 +504,7 @@ class Replay:
             entry = self._write(call.entry(EntryKind.SLEEP, now, started_at=now, wake_at=wake_at))
         due = shifted(entry.wake_at or entry.at, entry.at, self.pauses)
         if self._now() < due:
-            self._suspend("sleep", due)
+            self._suspend(SuspendReason.SLEEP, due)
 
     # --- step.wait_for_event --------------------------------------------------------------
 
@@ -531,7 +542,7 @@ class Replay:
             )
         deadline = started.wake_at or now
         if now < deadline:
-            self._suspend("event", deadline)
+            self._suspend(SuspendReason.EVENT, deadline)
         message = (
             f"step.wait_for_event({name!r}) timed out: no {event_type!r} event arrived within "
             "its timeout"
@@ -551,7 +562,7 @@ class Replay:
             raise WorkflowTimeoutError(entry.error.message)
         event = self.journal.event(entry.event_id or "")
         if event is None:  # another runner delivered an event this pass has not loaded yet
-            self._suspend("reload")
+            self._suspend(SuspendReason.RELOAD)
         assert event is not None
         return ReceivedEvent(
             codec.decode(event.payload), event_timestamp(event.timestamp), event.type

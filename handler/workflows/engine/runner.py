@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from . import codec
 from .clock import Clock
 from .entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
-from .errors import StorageError
+from .errors import StorageError, SuspendReason
 from .journal import Journal
 from .model import (
     FINISHED,
@@ -81,7 +81,7 @@ class AdvanceResult:
     skipped: bool = False
     steps: int = 0  # new steps recorded
     retries: int = 0  # failed attempts recorded for a retry
-    suspended: str | None = None  # why it stopped early: sleep, event, retry, pause, yield
+    suspended: SuspendReason | None = None  # why it stopped early, if it did
 
 
 class Runner:
@@ -165,7 +165,7 @@ class Runner:
             transition = self._settled(record)
             if transition is None:
                 outcome = await self._replay(state, owner, remaining, result)
-                if isinstance(outcome, Suspended) and outcome.reason == "lost":
+                if isinstance(outcome, Suspended) and outcome.reason is SuspendReason.LOST:
                     return result
                 if self._should_wait_inline(outcome, remaining):
                     assert isinstance(outcome, Suspended) and outcome.wake_at is not None
@@ -184,14 +184,16 @@ class Runner:
             self._notify(updated)
             result.status = updated.status
             if updated.status is InstanceStatus.PAUSED:
-                result.suspended = "pause"
+                result.suspended = SuspendReason.PAUSE
             elif updated.status in FINISHED:
                 result.suspended = None
             return result
         self.queue.send(ref)
         last = state.record
         self.store.update(ref, last.version, Yield().change(last, self.clock.time()) or Change())
-        return AdvanceResult(state.record.status, self.settings.max_passes, suspended="yield")
+        return AdvanceResult(
+            state.record.status, self.settings.max_passes, suspended=SuspendReason.YIELD
+        )
 
     # --- deciding -------------------------------------------------------------------------
 
@@ -209,9 +211,9 @@ class Runner:
             return Finish(InstanceStatus.COMPLETE, retention, output=outcome.output)
         if isinstance(outcome, Failed):
             return Finish(InstanceStatus.ERRORED, retention, error=outcome.error)
-        if outcome.reason == "pause":
+        if outcome.reason is SuspendReason.PAUSE:
             return Pause(by_runner=True)
-        if outcome.reason == "yield":
+        if outcome.reason is SuspendReason.YIELD:
             self.queue.send(record.ref)  # before letting go: a crash now costs a duplicate
             return Yield()
         if outcome.wake_at is not None:
@@ -222,7 +224,7 @@ class Runner:
     def _should_wait_inline(self, outcome: Outcome, remaining: Callable[[], float] | None) -> bool:
         if not isinstance(outcome, Suspended) or outcome.wake_at is None:
             return False
-        if outcome.reason == "event":
+        if outcome.reason is SuspendReason.EVENT:
             return False  # an event arrives as a signal; its timeout is usually far away
         delay = outcome.wake_at - self.clock.time()
         if delay > self.settings.inline_wait:
@@ -282,27 +284,27 @@ class Runner:
 
     def _signal_check(
         self, loaded: InstanceRecord, owner: str, remaining: Callable[[], float] | None
-    ) -> Callable[[], str | None]:
+    ) -> Callable[[], SuspendReason | None]:
         """Before each new step: out of time? paused, terminated, restarted, lease lost?"""
         last_look = self.clock.time()
 
-        def check() -> str | None:
+        def check() -> SuspendReason | None:
             nonlocal last_look
             if remaining is not None and remaining() < self.settings.margin_seconds:
-                return "yield"
+                return SuspendReason.YIELD
             now = self.clock.time()
             if now - last_look < self.settings.signal_interval:
                 return None
             last_look = now
             current = self.store.renew_lease(loaded.ref, owner, now + self.settings.lease_seconds)
             if current is None:
-                return "lost"
+                return SuspendReason.LOST
             if current.generation != loaded.generation:
-                return "restart"
+                return SuspendReason.RESTART
             if current.status is InstanceStatus.TERMINATED:
-                return "terminate"
+                return SuspendReason.TERMINATE
             if current.status is InstanceStatus.WAITING_FOR_PAUSE:
-                return "pause"
+                return SuspendReason.PAUSE
             return None
 
         return check

@@ -8,7 +8,7 @@ from typing import Any
 
 from . import codec
 from .journal import NEST, base_key, shifted
-from .model import EntryKind, JournalEntry, StepInfo
+from .model import EntryKind, JournalEntry, StepInfo, StepStatus
 
 _TYPES = {"do": "do", "sleep": "sleep", "wait_for_event": "waitForEvent"}
 
@@ -42,10 +42,10 @@ def build_timeline(
 
 
 def _ended(row: StepInfo) -> StepInfo:
-    if row.status == "retrying":
-        return dataclasses.replace(row, status="errored")
-    if row.status == "waiting":
-        return dataclasses.replace(row, status="cancelled", end=None)
+    if row.status is StepStatus.RETRYING:
+        return dataclasses.replace(row, status=StepStatus.ERRORED)
+    if row.status is StepStatus.WAITING:
+        return dataclasses.replace(row, status=StepStatus.CANCELLED, end=None)
     return row
 
 
@@ -54,8 +54,8 @@ def _row(group: list[JournalEntry], now: float, pauses: Sequence[tuple[float, fl
     kind = _TYPES[first.call_kind]
     start = first.started_at or first.at
 
-    def row(status: str, attempts: int, end: float | None, output: Any = None) -> StepInfo:
-        error = last.error if status != "complete" or kind == "waitForEvent" else None
+    def row(status: StepStatus, attempts: int, end: float | None, output: Any = None) -> StepInfo:
+        error = last.error if status is not StepStatus.COMPLETE or kind == "waitForEvent" else None
         return StepInfo(
             first.name, first.count, kind, status, attempts, start, end, output, error, first.parent
         )
@@ -64,12 +64,12 @@ def _row(group: list[JournalEntry], now: float, pauses: Sequence[tuple[float, fl
         attempts = max(e.attempt for e in group)
         if last.kind is EntryKind.STEP:
             if last.error:
-                return row("errored", attempts, last.at)
-            return row("complete", attempts, last.at, codec.decode(last.result))
-        return row("retrying", attempts, None)
+                return row(StepStatus.ERRORED, attempts, last.at)
+            return row(StepStatus.COMPLETE, attempts, last.at, codec.decode(last.result))
+        return row(StepStatus.RETRYING, attempts, None)
     if kind == "sleep":
         due = shifted(first.wake_at or first.at, first.at, pauses)
-        return row("complete" if now >= due else "waiting", 1, due)
+        return row(StepStatus.COMPLETE if now >= due else StepStatus.WAITING, 1, due)
     if last.kind is EntryKind.DELIVERY:
-        return row("errored" if last.error else "complete", 1, last.at)
-    return row("waiting", 1, None)
+        return row(StepStatus.ERRORED if last.error else StepStatus.COMPLETE, 1, last.at)
+    return row(StepStatus.WAITING, 1, None)
