@@ -38,7 +38,7 @@ os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "workflows")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
 os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"  # EMF lines on stdout cost time, say nothing
-os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
+os.environ["POWERTOOLS_LOG_LEVEL"] = "CRITICAL"  # the harness reports what matters
 warnings.filterwarnings("ignore", "No application metrics to publish")
 
 
