@@ -1,6 +1,6 @@
 """Deep-frozen containers for the workflow event.
 
-Seed rule "do not mutate the incoming event": changes to ``event.payload`` are not persisted,
+Rules of Workflows, "Don't mutate your incoming events": changes to ``event.payload`` are lost,
 so after a restart the workflow would silently see the original value again. Here every
 mutation raises :class:`EventMutationError` at once. The containers subclass ``dict`` and
 ``list`` so JSON encoding, ``isinstance`` checks and equality keep working.

@@ -1,4 +1,4 @@
-"""Validation of names, ids and sizes (DESIGN §1 "Limits"). Every message says how to fix it."""
+"""Validation of names, ids and sizes (docs/semantics.md, "Limits"); every message says the fix."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ApiFunction: the HTTP API of DESIGN §2 (API Gateway REST API, proxy integration).
+"""ApiFunction: the HTTP API of docs/semantics.md (API Gateway REST API, proxy integration).
 
 Thin: the resolver validates each request against the models in :mod:`.api_models`, the route
 calls :class:`~workflows.engine.service.InstanceService`, and the answer is shaped back into a

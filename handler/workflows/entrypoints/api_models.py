@@ -1,4 +1,4 @@
-"""The HTTP API's wire models: what each route takes and answers (DESIGN §2).
+"""The HTTP API's wire models: what each route takes and answers (docs/semantics.md).
 
 They exist for two readers: the resolver, which validates requests and responses against them,
 and the OpenAPI document (``GET /openapi.json``, Swagger UI at ``/docs``), which is generated

@@ -1,4 +1,4 @@
-"""Every route of the HTTP API (DESIGN §2) on its success path, through the real ApiFunction
+"""Every route of the HTTP API (docs/semantics.md) on its success path, through the real ApiFunction
 handler, on the sample events in tests/events/."""
 
 from __future__ import annotations

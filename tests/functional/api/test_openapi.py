@@ -1,4 +1,4 @@
-"""The OpenAPI document: valid OpenAPI 3.1, and it documents every route of DESIGN §2 with its
+"""The OpenAPI document: valid OpenAPI 3.1, documenting each route of docs/semantics.md with its
 request and response models."""
 
 from __future__ import annotations
