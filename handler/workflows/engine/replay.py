@@ -5,6 +5,12 @@ new steps run and are recorded through the ``record`` port, and anything that mu
 sleep, an event, a retry delay, a pause) raises :class:`Suspend`, which unwinds ``run()``. The
 pass ends with an :class:`Outcome`; the runner decides what to do with it. No I/O happens here
 except through the injected callables.
+
+:class:`Replay` is the driver: it numbers calls and checks them against the journal
+(determinism), enforces the step limit, checks control signals, writes entries, and keeps the
+suspension bookkeeping (which suspension wins, steps called after one, steps still running
+when ``run()`` stops). What each ``step`` method does lives in :mod:`.operations`, one module
+per operation.
 """
 
 from __future__ import annotations
@@ -12,35 +18,30 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar
 
 from . import codec
-from .callbacks import call_with_timeout, wants_context
 from .clock import Clock
 from .config import StepConfig
-from .durations import MAX_SLEEP_SECONDS
 from .entrypoint import WorkflowEntrypoint, WorkflowEvent
 from .errors import (
-    InvalidStepError,
     NonDeterminismError,
-    NonRetryableError,
-    StepFailedError,
     StepLimitExceeded,
     StorageError,
     Suspend,
     SuspendReason,
     UnawaitedStepError,
     WorkflowError,
-    WorkflowTimeoutError,
     error_message,
     error_name,
 )
-from .journal import Journal, attempt_key, delivery_key, shifted, step_key
+from .journal import Journal, step_key
 from .logs import WorkflowLogger
-from .model import EntryKind, ErrorInfo, JournalEntry, ReceivedEvent, event_timestamp
-from .step import StepContext, StepIdentity, WorkflowStep
+from .model import EntryKind, ErrorInfo, JournalEntry, ReceivedEvent
+from .operations import do, sleep, wait_for_event
+from .operations.base import SCOPE, Call, current_step
+from .step import WorkflowStep
 
 log = logging.getLogger("workflows.replay")
 
@@ -88,24 +89,6 @@ class Suspended:
 
 
 Outcome = Completed | Failed | Suspended
-
-
-@dataclass(slots=True)
-class _Scope:
-    """A step callback attempt in progress: nested steps are counted inside it."""
-
-    key: str
-    name: str = ""
-    attempt: int = 1
-    counts: dict[str, int] = field(default_factory=dict)
-
-
-_SCOPE: ContextVar[_Scope | None] = ContextVar("workflow_step_scope", default=None)
-
-
-def _current_step() -> tuple[str, int] | None:
-    scope = _SCOPE.get()
-    return None if scope is None else (scope.name, scope.attempt)
 
 
 class Replay:
@@ -163,13 +146,13 @@ class Replay:
     async def run(self) -> Outcome:
         """Run ``run()`` once against the journal and say how it ended."""
         self._root_task = asyncio.current_task()
-        _SCOPE.set(None)  # run() is the root scope, even when started from inside a step
+        SCOPE.set(None)  # run() is the root scope, even when started from inside a step
         self.workflow.logger = WorkflowLogger(
             logging.getLogger(f"workflows.{type(self.workflow).__name__}"),
             getattr(self.workflow, "name", type(self.workflow).__name__),
             self.event.instance_id,
             self.is_replaying,
-            _current_step,
+            current_step,
         )
         step = WorkflowStep(self)
         outcome: Outcome
@@ -262,7 +245,7 @@ class Replay:
         """True while run() is re-walking calls the journal already recorded."""
         return self._position < self._last_recorded
 
-    # --- bookkeeping shared by all step kinds --------------------------------------------
+    # --- bookkeeping shared by all operations (what they see as operations.base.Pass) ----
 
     def track(self, name: str, body: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
         """Wrap a step body so steps never awaited, or still running, can be reported."""
@@ -282,13 +265,13 @@ class Replay:
         finally:
             self._running.pop(id(token), None)
 
-    def _enter(self, name: str, kind: str) -> _Call:
+    def enter(self, name: str, kind: str) -> Call:
         """Give the call its occurrence count and position, and check it against the journal."""
         self._check_not_suspended()
-        scope = _SCOPE.get()
+        scope = SCOPE.get()
         if scope is not None:
             count = scope.counts[name] = scope.counts.get(name, 0) + 1
-            return _Call(name, count, step_key(name, count, scope.key), None, scope.key)
+            return Call(name, count, step_key(name, count, scope.key), None, scope.key)
         self._position += 1
         position = self._position
         count = self._counts[name] = self._counts.get(name, 0) + 1
@@ -314,15 +297,16 @@ class Replay:
                     "every replay"
                 )
             )
-        return _Call(name, count, key, position, None)
+        return Call(name, count, key, position, None)
 
-    def _fail_fatal(self, error: WorkflowError) -> None:
+    def _fail_fatal(self, error: WorkflowError) -> NoReturn:
         """A rule broken that no ``except`` in run() may hide: the instance errors."""
         if self._fatal is None:
             self._fatal = error
         raise error
 
-    def _suspend(self, reason: SuspendReason, wake_at: float | None = None) -> None:
+    def suspend(self, reason: SuspendReason, wake_at: float | None = None) -> NoReturn:
+        """Stop the pass here: raise :class:`Suspend` and remember it (see :meth:`run`)."""
         if self._suspended_tasks is None:
             # Steps already started (a gather's other children) may still run and finish;
             # anything started later may not (see _check_not_suspended).
@@ -350,7 +334,7 @@ class Replay:
                 )
             )
         first = self._suspensions[0]
-        self._suspend(first.reason, first.wake_at)
+        self.suspend(first.reason, first.wake_at)
 
     def _store(self, call: Callable[[], T]) -> T:
         """Call the store from inside run(): a failure is the engine's, never the step's.
@@ -365,10 +349,9 @@ class Replay:
         except StorageError as exc:
             if self._infra is None:
                 self._infra = exc
-            self._suspend(SuspendReason.INFRA)
-            raise  # unreachable: _suspend raises
+            self.suspend(SuspendReason.INFRA)
 
-    def _before_new_step(self, key: str) -> None:
+    def before_new_step(self, key: str) -> None:
         """Checks before a step does new work: the step limit and control signals."""
         if key not in self.journal.steps:
             limit = self.workflow.max_steps
@@ -383,13 +366,14 @@ class Replay:
         if self._check_signals is not None:
             reason = self._store(self._check_signals)
             if reason is not None:
-                self._suspend(reason)
+                self.suspend(reason)
 
-    def _write(self, entry: JournalEntry) -> JournalEntry:
+    def write(self, entry: JournalEntry) -> JournalEntry:
+        """Record ``entry`` through the store; return the entry that won the conditional write
+        (another runner's, if it recorded this key first) and add it to the journal."""
         if self._infra is not None:
-            self._suspend(
-                SuspendReason.INFRA
-            )  # the store is failing: record nothing more in this pass
+            # The store is failing: record nothing more in this pass.
+            self.suspend(SuspendReason.INFRA)
         winner = self._store(lambda: self._record(entry))
         self.journal.add(winner)
         if winner is entry:
@@ -403,192 +387,20 @@ class Replay:
             )
         return winner
 
-    def _now(self) -> float:
+    def now(self) -> float:
+        """The current time, from the injected clock."""
         return self.clock.time()
 
-    # --- step.do --------------------------------------------------------------------------
+    # --- the operations (see workflows.engine.operations) -------------------------------
 
     async def do(self, name: str, config: StepConfig, callback: Callable[..., Any]) -> Any:
         """The body of ``step.do``: replay the recorded outcome or run new attempts."""
-        call = self._enter(name, "do")
-        recorded = self.journal.entries.get(call.key)
-        if recorded is not None and recorded.kind is EntryKind.STEP:
-            return self._step_outcome(recorded, callback)
-        return await self._run_attempts(call, config, callback)
-
-    async def _run_attempts(
-        self, call: _Call, config: StepConfig, callback: Callable[..., Any]
-    ) -> Any:
-        failed = self.journal.attempts.get(call.key, [])
-        attempt = failed[-1].attempt + 1 if failed else 1
-        if failed:
-            last = failed[-1]
-            due = shifted(last.wake_at or last.at, last.at, self.pauses)
-            if self._now() < due:
-                self._suspend(SuspendReason.RETRY, due)
-        self._before_new_step(call.key)
-        started_at = (failed[0].started_at if failed else None) or self._now()
-        args_for = wants_context(callback)
-        while True:
-            ctx = StepContext(StepIdentity(call.name, call.count), attempt, config.to_dict())
-            label = f"step {call.name!r} attempt {attempt}"
-            token = _SCOPE.set(_Scope(call.key, call.name, attempt))
-            try:
-                value = await call_with_timeout(
-                    callback, (ctx,) if args_for else (), config.timeout, label
-                )
-                result = codec.encode(value, what=f"result of step {call.name!r}")
-            except Exception as exc:
-                error = ErrorInfo(error_name(exc), error_message(exc))
-                log.info(
-                    "step %r attempt %d failed: %s: %s",
-                    call.name,
-                    attempt,
-                    error.name,
-                    error.message,
-                    extra={"step": call.name, "attempt": attempt},
-                )
-                if isinstance(exc, NonRetryableError) or attempt > config.retries.limit:
-                    final = call.entry(
-                        EntryKind.STEP,
-                        self._now(),
-                        started_at=started_at,
-                        error=error,
-                        attempt=attempt,
-                    )
-                    return self._step_outcome(self._write(final), callback)
-                retry_at = self._now() + config.retries.delay_before(attempt)
-                self._write(
-                    call.entry(
-                        EntryKind.ATTEMPT,
-                        self._now(),
-                        key=attempt_key(call.key, attempt),
-                        started_at=started_at,
-                        error=error,
-                        attempt=attempt,
-                        wake_at=retry_at,
-                    )
-                )
-                if retry_at > self._now():
-                    self._suspend(SuspendReason.RETRY, retry_at)
-                attempt += 1
-                self._before_new_step(call.key)
-                continue
-            finally:
-                _SCOPE.reset(token)
-            entry = call.entry(
-                EntryKind.STEP, self._now(), started_at=started_at, result=result, attempt=attempt
-            )
-            return self._step_outcome(self._write(entry), callback)
-
-    def _step_outcome(self, entry: JournalEntry, callback: Callable[..., Any]) -> Any:
-        if entry.error is not None:
-            raise StepFailedError(entry.name, entry.error.name, entry.error.message, entry.attempt)
-        return codec.decode(entry.result, codec.return_type(callback))
-
-    # --- step.sleep / sleep_until ---------------------------------------------------------
+        return await do.run(self, name, config, callback)
 
     async def sleep(self, name: str, seconds: float | None, until: float | None) -> None:
         """The body of ``step.sleep`` / ``step.sleep_until``."""
-        call = self._enter(name, "sleep")
-        entry = self.journal.entries.get(call.key)
-        if entry is None:
-            self._before_new_step(call.key)
-            now = self._now()
-            wake_at = now + seconds if seconds is not None else float(until or now)
-            if wake_at - now > MAX_SLEEP_SECONDS:
-                raise InvalidStepError(
-                    f"step.sleep_until({name!r}) is more than 365 days ahead; chain several "
-                    "sleeps if you really need longer"
-                )
-            entry = self._write(call.entry(EntryKind.SLEEP, now, started_at=now, wake_at=wake_at))
-        due = shifted(entry.wake_at or entry.at, entry.at, self.pauses)
-        if self._now() < due:
-            self._suspend(SuspendReason.SLEEP, due)
-
-    # --- step.wait_for_event --------------------------------------------------------------
+        await sleep.run(self, name, seconds, until)
 
     async def wait_for_event(self, name: str, event_type: str, timeout: float) -> ReceivedEvent:
         """The body of ``step.wait_for_event``."""
-        call = self._enter(name, "wait_for_event")
-        delivered = self.journal.entries.get(delivery_key(call.key))
-        if delivered is not None:
-            return self._delivery(delivered)
-        started = self.journal.entries.get(call.key)
-        if started is None:
-            self._before_new_step(call.key)
-        now = self._now()
-        began = started.at if started else now
-        event = self.journal.next_event(event_type)
-        if event is not None:
-            delivery = call.entry(
-                EntryKind.DELIVERY,
-                now,
-                key=delivery_key(call.key),
-                started_at=began,
-                event_type=event_type,
-                event_id=event.id,
-            )
-            return self._delivery(self._write(delivery))
-        if started is None:
-            started = self._write(
-                call.entry(
-                    EntryKind.WAIT,
-                    now,
-                    started_at=now,
-                    wake_at=now + timeout,
-                    event_type=event_type,
-                )
-            )
-        deadline = started.wake_at or now
-        if now < deadline:
-            self._suspend(SuspendReason.EVENT, deadline)
-        message = (
-            f"step.wait_for_event({name!r}) timed out: no {event_type!r} event arrived within "
-            "its timeout"
-        )
-        timeout_entry = call.entry(
-            EntryKind.DELIVERY,
-            now,
-            key=delivery_key(call.key),
-            started_at=began,
-            error=ErrorInfo(WorkflowTimeoutError.__name__, message),
-            event_type=event_type,
-        )
-        return self._delivery(self._write(timeout_entry))
-
-    def _delivery(self, entry: JournalEntry) -> ReceivedEvent:
-        if entry.error is not None:
-            raise WorkflowTimeoutError(entry.error.message)
-        event = self.journal.event(entry.event_id or "")
-        if event is None:  # another runner delivered an event this pass has not loaded yet
-            self._suspend(SuspendReason.RELOAD)
-        assert event is not None
-        return ReceivedEvent(
-            codec.decode(event.payload), event_timestamp(event.timestamp), event.type
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """One step call as replay sees it: its identity in the journal."""
-
-    name: str
-    count: int
-    key: str
-    position: int | None
-    parent: str | None
-
-    def entry(
-        self, kind: EntryKind, at: float, key: str | None = None, **fields: Any
-    ) -> JournalEntry:
-        return JournalEntry(
-            key=key or self.key,
-            kind=kind,
-            name=self.name,
-            count=self.count,
-            at=at,
-            position=self.position,
-            parent=self.parent,
-            **fields,
-        )
+        return await wait_for_event.run(self, name, event_type, timeout)

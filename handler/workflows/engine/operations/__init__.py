@@ -1,0 +1,11 @@
+"""The step operations, one module per ``step`` method run() can call.
+
+:mod:`.do` (``step.do``: recorded outcome, attempts and retries), :mod:`.sleep`
+(``step.sleep`` / ``sleep_until``) and :mod:`.wait_for_event` (delivery, buffering, timeout)
+each decide what one call does on this pass. They share :mod:`.base` and reach the pass only
+through :class:`~.base.Pass`; :class:`workflows.engine.replay.Replay` is the driver.
+"""
+
+from . import do, sleep, wait_for_event
+
+__all__ = ["do", "sleep", "wait_for_event"]

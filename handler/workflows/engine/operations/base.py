@@ -1,0 +1,101 @@
+"""What every step operation shares: the call's identity, the step scope, and the pass.
+
+An operation (:mod:`.do`, :mod:`.sleep`, :mod:`.wait_for_event`) decides what one ``step``
+call does on this pass: return what the journal recorded, record new work, or suspend. It
+reaches the pass only through :class:`Pass`, which :class:`workflows.engine.replay.Replay`
+implements: call positions, the determinism check, the step limit and control signals,
+writes and suspensions all stay in the driver. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, Protocol
+
+from workflows.engine.errors import SuspendReason
+from workflows.engine.journal import Journal
+from workflows.engine.model import EntryKind, JournalEntry
+
+__all__ = ["SCOPE", "Call", "Pass", "StepScope", "current_step"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One step call as replay sees it: its identity in the journal."""
+
+    name: str
+    count: int  # the 1-based occurrence of this name (in run(), or in the enclosing step)
+    key: str
+    position: int | None  # call order in run(); None for a step nested in a callback
+    parent: str | None  # the enclosing step's key, for a nested step
+
+    def entry(
+        self, kind: EntryKind, at: float, key: str | None = None, **fields: Any
+    ) -> JournalEntry:
+        """A journal entry of this call (``key`` defaults to the call's own key)."""
+        return JournalEntry(
+            key=key or self.key,
+            kind=kind,
+            name=self.name,
+            count=self.count,
+            at=at,
+            position=self.position,
+            parent=self.parent,
+            **fields,
+        )
+
+
+@dataclass(slots=True)
+class StepScope:
+    """A step callback attempt in progress: nested steps are counted inside it."""
+
+    key: str
+    name: str = ""
+    attempt: int = 1
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+# The scope of the step callback running in this context; None in run() itself. A context
+# variable, so concurrent steps (asyncio.gather) each see their own.
+SCOPE: ContextVar[StepScope | None] = ContextVar("workflow_step_scope", default=None)
+
+
+def current_step() -> tuple[str, int] | None:
+    """The ``(name, attempt)`` of the step callback running here, or None in ``run()``."""
+    scope = SCOPE.get()
+    return None if scope is None else (scope.name, scope.attempt)
+
+
+class Pass(Protocol):
+    """What an operation may ask of the replay pass it runs in."""
+
+    @property
+    def journal(self) -> Journal:
+        """The loaded journal, with every entry recorded so far in this pass."""
+        ...
+
+    @property
+    def pauses(self) -> tuple[tuple[float, float], ...]:
+        """The instance's past pauses: sleeps and retry delays are shifted by them."""
+        ...
+
+    def enter(self, name: str, kind: str) -> Call:
+        """Number the call and check it against the journal (a mismatch is fatal)."""
+        ...
+
+    def before_new_step(self, key: str) -> None:
+        """Before new work: enforce the step limit and stop on a control signal."""
+        ...
+
+    def write(self, entry: JournalEntry) -> JournalEntry:
+        """Record ``entry``; return the entry that won (another runner's, if it was first)."""
+        ...
+
+    def suspend(self, reason: SuspendReason, wake_at: float | None = None) -> NoReturn:
+        """Stop the pass here: the instance goes on at ``wake_at`` or on a signal."""
+        ...
+
+    def now(self) -> float:
+        """The current time, from the pass's clock."""
+        ...

@@ -1,0 +1,156 @@
+"""``step.do``: replay a recorded outcome, or run new attempts with retries.
+
+A step whose final outcome (a ``STEP`` entry) is recorded returns that value, or raises
+:class:`StepFailedError`, without calling the callback again. Otherwise the next attempt runs,
+once the recorded retry delay of the last failed attempt is over, inside a
+:class:`~.base.StepScope` so that steps nested in the callback are counted under it. A failed
+attempt is recorded as an ``ATTEMPT`` entry with its retry time, and the pass suspends until
+then; the last attempt allowed (or a :class:`NonRetryableError`) is recorded as the step's
+final error instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, Final
+
+from workflows.engine import codec
+from workflows.engine.callbacks import call_with_timeout, wants_context
+from workflows.engine.config import StepConfig
+from workflows.engine.errors import (
+    NonRetryableError,
+    StepFailedError,
+    SuspendReason,
+    error_message,
+    error_name,
+)
+from workflows.engine.journal import attempt_key, shifted
+from workflows.engine.model import EntryKind, ErrorInfo, JournalEntry
+from workflows.engine.step import StepContext, StepIdentity
+
+from .base import SCOPE, Call, Pass, StepScope
+
+__all__ = ["outcome", "run"]
+
+log = logging.getLogger("workflows.replay")
+
+_RETRIED: Final = object()  # an attempt failed and its retry is recorded: run the next one
+
+
+async def run(replay: Pass, name: str, config: StepConfig, callback: Callable[..., Any]) -> Any:
+    """The body of ``step.do``: replay the recorded outcome or run new attempts."""
+    call = replay.enter(name, "do")
+    recorded = replay.journal.entries.get(call.key)
+    if recorded is not None and recorded.kind is EntryKind.STEP:
+        return outcome(recorded, callback)
+    return await _Attempts(replay, call, config, callback).run()
+
+
+def outcome(entry: JournalEntry, callback: Callable[..., Any]) -> Any:
+    """What ``await step.do`` gives ``run()`` for a recorded final outcome.
+
+    Raises:
+        StepFailedError: the step failed for good, on the first run as on every replay.
+    """
+    if entry.error is not None:
+        raise StepFailedError(entry.name, entry.error.name, entry.error.message, entry.attempt)
+    return codec.decode(entry.result, codec.return_type(callback))
+
+
+class _Attempts:
+    """The new attempts of one ``step.do`` call in this pass."""
+
+    def __init__(
+        self, replay: Pass, call: Call, config: StepConfig, callback: Callable[..., Any]
+    ) -> None:
+        self.replay = replay
+        self.call = call
+        self.config = config
+        self.callback = callback
+        self.attempt = 1
+        self.started_at = 0.0
+        self.with_context = False
+
+    async def run(self) -> Any:
+        """Run attempts until one succeeds or the step fails for good (or the pass suspends)."""
+        replay, key = self.replay, self.call.key
+        failed = replay.journal.attempts.get(key, [])
+        if failed:
+            last = failed[-1]
+            self.attempt = last.attempt + 1
+            due = shifted(last.wake_at or last.at, last.at, replay.pauses)
+            if replay.now() < due:
+                replay.suspend(SuspendReason.RETRY, due)
+        replay.before_new_step(key)
+        # A step's start is its first attempt's, even when later attempts run in later passes.
+        self.started_at = (failed[0].started_at if failed else None) or replay.now()
+        self.with_context = wants_context(self.callback)
+        while True:
+            value = await self._attempt()
+            if value is not _RETRIED:
+                return value
+
+    async def _attempt(self) -> Any:
+        """Run the callback once: the step's value, or ``_RETRIED`` once a retry is recorded."""
+        call, attempt = self.call, self.attempt
+        ctx = StepContext(StepIdentity(call.name, call.count), attempt, self.config.to_dict())
+        args = (ctx,) if self.with_context else ()
+        label = f"step {call.name!r} attempt {attempt}"
+        token = SCOPE.set(StepScope(call.key, call.name, attempt))
+        try:
+            value = await call_with_timeout(self.callback, args, self.config.timeout, label)
+            result = codec.encode(value, what=f"result of step {call.name!r}")
+        except Exception as exc:
+            return self._failed(exc)
+        finally:
+            SCOPE.reset(token)
+        entry = call.entry(
+            EntryKind.STEP,
+            self.replay.now(),
+            started_at=self.started_at,
+            result=result,
+            attempt=attempt,
+        )
+        return outcome(self.replay.write(entry), self.callback)
+
+    def _failed(self, exc: Exception) -> Any:
+        """Record a failed attempt: the step's final error, or a retry and its delay.
+
+        Called while handling ``exc``, so a final StepFailedError keeps it as its context.
+        """
+        call, attempt, replay = self.call, self.attempt, self.replay
+        error = ErrorInfo(error_name(exc), error_message(exc))
+        log.info(
+            "step %r attempt %d failed: %s: %s",
+            call.name,
+            attempt,
+            error.name,
+            error.message,
+            extra={"step": call.name, "attempt": attempt},
+        )
+        if isinstance(exc, NonRetryableError) or attempt > self.config.retries.limit:
+            final = call.entry(
+                EntryKind.STEP,
+                replay.now(),
+                started_at=self.started_at,
+                error=error,
+                attempt=attempt,
+            )
+            return outcome(replay.write(final), self.callback)
+        retry_at = replay.now() + self.config.retries.delay_before(attempt)
+        retry = call.entry(
+            EntryKind.ATTEMPT,
+            replay.now(),
+            key=attempt_key(call.key, attempt),
+            started_at=self.started_at,
+            error=error,
+            attempt=attempt,
+            wake_at=retry_at,
+        )
+        replay.write(retry)
+        if retry_at > replay.now():
+            replay.suspend(SuspendReason.RETRY, retry_at)
+        self.attempt += 1
+        replay.before_new_step(call.key)
+        return _RETRIED
