@@ -1,10 +1,11 @@
 """Run cases: ``python -m tests.simulation.chaos --seeds N [--workers W]`` or one case,
 ``--seed S [--faults '12:throttle,40:crash_after']``.
 
-A case is a seed: its program, its fault script (drawn from the calls its fault-free run
-made), one fault-free run and one faulty run on the embedded AWS, the invariants. A failing
-case is shrunk to a minimal fault script (delta debugging: drop faults while the same invariant
-still fails) and printed with the one command that replays it.
+A case is a seed: a program (seeds 2k and 2k+1 share program k, and so its fault-free run,
+which each worker keeps for the next seed), a fault script of its own (fault positions drawn
+over the calls of the fault-free run), one faulty run on the embedded AWS, the invariants. A
+failing case is shrunk to a minimal fault script (delta debugging: drop faults while the same
+invariant still fails) and printed with the one command that replays it.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .driver import Driver, RunResult
-from .faults import CALL_KINDS, DROPPABLE, RUNNER_KINDS, Call, Fault, format_script, parse_script
+from .faults import Fault, format_script, parse_script
 from .invariants import Violation, check, primary
-from .model import expect
-from .program import generate
+from .model import Expected, expect
+from .program import Program, generate
 from .world import World
 
+SEEDS_PER_PROGRAM = 2
 _WORLD: World | None = None
+_REFERENCE: tuple[int, Expected, RunResult] | None = None  # the last program's fault-free run
 _WEIGHTS = {
     "throttle": 3,
     "server_error": 2,
@@ -77,22 +80,30 @@ class CaseResult:
         return "\n".join(lines)
 
 
-def random_script(case: int, trace: list[Call]) -> list[Fault]:
-    """The fault script of ``case``: kinds that apply to the calls of the fault-free run."""
+def random_script(case: int, calls: int, events: bool) -> list[Fault]:
+    """The fault script of ``case``: 1 to 6 faults at positions among ``calls`` calls (each
+    fires at the first call from there that it applies to)."""
     rng = random.Random(f"faults-{case}")
-    if not trace:
-        return []
-    faults = []
-    for _ in range(rng.choice([1, 1, 2, 2, 3, 4, 6])):
-        at = rng.randint(1, len(trace))
-        call = trace[at - 1]
-        kinds = [*CALL_KINDS, "skew"]
-        if call.operation.split(".")[1] in DROPPABLE:
-            kinds.append("drop")
-        if call.role == "runner":
-            kinds += sorted(RUNNER_KINDS)
-        faults.append(Fault(at, rng.choices(kinds, [_WEIGHTS[k] for k in kinds])[0]))
-    return sorted(faults)
+    kinds = [k for k in _WEIGHTS if events or k != "skew"]
+    weights = [_WEIGHTS[k] for k in kinds]
+    count = rng.choice([1, 1, 2, 2, 3, 4, 6])
+    return sorted(
+        Fault(rng.randint(1, max(1, calls)), rng.choices(kinds, weights)[0]) for _ in range(count)
+    )
+
+
+def program_of(case: int) -> Program:
+    """The program a case runs."""
+    return generate(case // SEEDS_PER_PROGRAM)
+
+
+def fault_free(sim: World, program: Program) -> tuple[Expected, RunResult]:
+    """The model and the fault-free run of ``program`` (kept for the program's next seed)."""
+    global _REFERENCE
+    if _REFERENCE is None or _REFERENCE[0] != program.case:
+        expected = expect(program)
+        _REFERENCE = (program.case, expected, Driver(sim, program, [], "ref").run())
+    return _REFERENCE[1], _REFERENCE[2]
 
 
 def run_case(
@@ -101,13 +112,13 @@ def run_case(
     """Run one case (its own fault script unless ``faults`` is given); shrink a failure."""
     started = time.perf_counter()
     sim = sim or world()
-    program = generate(case)
-    expected = expect(program)
-    reference = Driver(sim, program, [], "ref").run()
+    program = program_of(case)
+    expected, reference = fault_free(sim, program)
     found = [
         Violation(v.invariant, f"fault-free run: {v.detail}") for v in check(expected, reference)
     ]
-    script = faults if faults is not None else random_script(case, reference.trace)
+    events = bool(program.events)
+    script = faults if faults is not None else random_script(case, len(reference.trace), events)
     result = CaseResult(case, script)
     if found:  # the program alone breaks the promise: no fault needed
         result.violations, result.minimal = found, []
@@ -230,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.seed is not None:
         faults = parse_script(args.faults) if args.faults is not None else None
         result = run_case(args.seed, faults)
-        print(f"program: {generate(args.seed).describe()}")
+        print(f"program: {program_of(args.seed).describe()}")
         print(
             f"faults: {format_script(result.script) or '(none)'}; injected: {dict(result.injected)}"
         )

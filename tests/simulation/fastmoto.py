@@ -86,3 +86,12 @@ def _cache_update_expressions() -> None:
         return pickle.loads(kept[1])
 
     validators.deepcopy = copy_tree
+
+    # "at most one SET / REMOVE / ADD clause" holds for the whole tree iff it holds at the root;
+    # moto checks it again at every nested node, which is quadratic in the expression's length
+    count_at = validators.ActionCountValidator.verify_action_counts
+
+    def verify_at_root(self: Any, node: Any) -> Any:
+        return node if getattr(node, "parent", None) is not None else count_at(self, node)
+
+    validators.ActionCountValidator.verify_action_counts = verify_at_root

@@ -7,7 +7,7 @@ import pytest
 from workflows.engine.journal import attempt_key, delivery_key, step_key
 
 from .chaos import minimize, random_script
-from .faults import Call, Fault, format_script, parse_script
+from .faults import KINDS, Fault, format_script, parse_script
 from .model import event_payload, expect
 from .program import Do, EventPlan, Program, Sleep, Wait, generate, result_value
 
@@ -66,12 +66,12 @@ def test_a_fault_script_reads_back_what_it_prints() -> None:
         parse_script("12:meteor")
 
 
-def test_random_scripts_only_use_kinds_that_apply_to_the_call() -> None:
-    trace = [Call(1, "api", "api", "dynamodb.PutItem"), Call(2, "api", "api", "sqs.SendMessage")]
-    for case in range(200):
-        for fault in random_script(case, trace):
-            assert fault.kind not in {"duplicate", "concurrent", "takeover"}
-            assert fault.kind != "drop" or fault.at == 2
+def test_random_scripts_place_faults_among_the_calls_and_skew_only_events() -> None:
+    scripts = [random_script(case, 40, events=False) for case in range(200)]
+    faults = [fault for script in scripts for fault in script]
+    assert all(1 <= fault.at <= 40 and fault.kind != "skew" for fault in faults)
+    assert {f.kind for f in faults} == set(KINDS) - {"skew", "forget"}
+    assert random_script(7, 40, events=True) == random_script(7, 40, events=True)
 
 
 def test_shrinking_keeps_only_the_faults_the_failure_needs() -> None:
