@@ -136,8 +136,35 @@ def provision(session: boto3.Session, *, prefix: str = "wf") -> Resources:
     if not region:
         raise ValueError("the boto3 session has no region: pass boto3.Session(region_name=...)")
     template = load_template()
+    values = _pseudo_parameters(session, template, region, prefix)
+    table_name = _provision_table(session.client("dynamodb"), template, values, prefix)
+    _provision_queues(session.client("sqs"), template, values, prefix)
+    group_name = f"{prefix}-wake-ups"
+    group_arn = _ensure_schedule_group(session.client("scheduler"), group_name)
+    values.refs[SCHEDULE_GROUP] = group_name
+    values.attributes[SCHEDULE_GROUP, "Arn"] = group_arn
+    role_name = f"{prefix}-{_kebab(SCHEDULER_ROLE)}"
+    role_arn = _ensure_role(
+        session.client("iam"), role_name, resolve(_properties(template, SCHEDULER_ROLE), values)
+    )
+    return Resources(
+        table_name=table_name,
+        work_queue_url=values.ref(WORK_QUEUE),
+        work_queue_arn=values.get_att(WORK_QUEUE, "Arn"),
+        trigger_queue_url=values.ref(TRIGGER_QUEUE),
+        schedule_group=group_name,
+        scheduler_role_arn=role_arn,
+        region=region,
+    )
+
+
+def _pseudo_parameters(
+    session: boto3.Session, template: Mapping[str, Any], region: str, prefix: str
+) -> Values:
+    """The template's parameters at their defaults and the pseudo parameters of ``session``
+    (the stack name is the prefix); resources are added as they are created."""
     account = session.client("sts").get_caller_identity()["Account"]
-    values = Values(
+    return Values(
         refs={
             **parameter_defaults(template),
             "AWS::AccountId": account,
@@ -148,41 +175,32 @@ def provision(session: boto3.Session, *, prefix: str = "wf") -> Resources:
         }
     )
 
+
+def _provision_table(
+    client: DynamoDBClient, template: Mapping[str, Any], values: Values, prefix: str
+) -> str:
+    """Create or converge the table; record its name and ARN in ``values``; return the name."""
     table_name = f"{prefix}-{_kebab(TABLE)}"
-    table = resolve(_properties(template, TABLE), values)
-    _ensure_table(session.client("dynamodb"), table_name, table)
+    _ensure_table(client, table_name, resolve(_properties(template, TABLE), values))
     values.refs[TABLE] = table_name
     values.attributes[TABLE, "Arn"] = (
-        f"arn:{values.ref('AWS::Partition')}:dynamodb:{region}:{account}:table/{table_name}"
+        f"arn:{values.ref('AWS::Partition')}:dynamodb:{values.ref('AWS::Region')}:"
+        f"{values.ref('AWS::AccountId')}:table/{table_name}"
     )
+    return table_name
 
-    sqs = session.client("sqs")
+
+def _provision_queues(
+    client: SQSClient, template: Mapping[str, Any], values: Values, prefix: str
+) -> None:
+    """Create or converge every queue, dead-letter queues first (a redrive policy names its
+    queue's ARN); record each one's URL, ARN and name in ``values``."""
     for logical_id, properties in _queues_in_creation_order(template):
         name = f"{prefix}-{_kebab(logical_id)}"
-        url, arn = _ensure_queue(sqs, name, resolve(properties, values))
+        url, arn = _ensure_queue(client, name, resolve(properties, values))
         values.refs[logical_id] = url
         values.attributes[logical_id, "Arn"] = arn
         values.attributes[logical_id, "QueueName"] = name
-
-    group_name = f"{prefix}-wake-ups"
-    group_arn = _ensure_schedule_group(session.client("scheduler"), group_name)
-    values.refs[SCHEDULE_GROUP] = group_name
-    values.attributes[SCHEDULE_GROUP, "Arn"] = group_arn
-
-    role_name = f"{prefix}-{_kebab(SCHEDULER_ROLE)}"
-    role_arn = _ensure_role(
-        session.client("iam"), role_name, resolve(_properties(template, SCHEDULER_ROLE), values)
-    )
-
-    return Resources(
-        table_name=table_name,
-        work_queue_url=values.ref(WORK_QUEUE),
-        work_queue_arn=values.get_att(WORK_QUEUE, "Arn"),
-        trigger_queue_url=values.ref(TRIGGER_QUEUE),
-        schedule_group=group_name,
-        scheduler_role_arn=role_arn,
-        region=region,
-    )
 
 
 # --- DynamoDB ---------------------------------------------------------------------------------

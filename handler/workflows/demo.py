@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from typing import Any
 
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
@@ -63,13 +64,12 @@ class Api:
 
 def main() -> int:
     """Run the demo; return the process exit code."""
-    from examples.showcase import CrashResumeWorkflow, attempts
+    from examples.showcase import CrashResumeWorkflow
 
     from .local.runtime import LocalRuntime
     from .local.server import make_server, serve_in_background
     from .registry import default_env_values, load_workflows
     from .testing import Crash
-    from .timeline import render
 
     CrashResumeWorkflow.crash = Crash  # the crash-resume example dies once in its third step
     workflows = load_workflows("")  # the bundled examples
@@ -84,36 +84,49 @@ def main() -> int:
     print("NOTE: idle sleeps and retry delays are SKIPPED (the clock jumps), so a 3-hour sleep")
     print("takes no real time; event-wait timeouts are never skipped.\n")
     try:
-        status, listing = api.call("GET", "/workflows")
-        print(f"GET /workflows -> {status}: {listing}")
-        for name, (instance_id, params) in DEMO_INSTANCES.items():
-            if name not in workflows:
-                continue
-            status, body = api.call(
-                "POST",
-                f"/workflows/{name}/instances",
-                {"instance_id": instance_id, "params": params},
-            )
-            print(f"POST /workflows/{name}/instances -> {status} {body}")
-        _wait_for_event_wait(api, "subscription", "sub-42", seconds=60)
-        status, _ = api.call(
-            "POST", "/workflows/subscription/instances/sub-42/events/approved", {"user": "manager"}
-        )
-        print(f"POST .../sub-42/events/approved -> {status}")
-        results = {
-            name: _wait(api, name, instance_id, FINISHED, seconds=120)
-            for name, (instance_id, _) in DEMO_INSTANCES.items()
-            if name in workflows
-        }
+        results = _drive(api, [name for name in DEMO_INSTANCES if name in workflows])
     finally:
         server.shutdown()
         runtime.close()
+    ok = _report(lines, results.values(), runtime.crashes)
+    print("\nDEMO OK: every instance completed as expected" if ok else "\nDEMO FAILED")
+    return 0 if ok else 1
+
+
+def _drive(api: Api, names: list[str]) -> dict[str, Any]:
+    """Create an instance of each workflow in ``names``, send the subscription its approval,
+    and return each instance's final status (its HTTP JSON) by workflow name."""
+    status, listing = api.call("GET", "/workflows")
+    print(f"GET /workflows -> {status}: {listing}")
+    for name in names:
+        instance_id, params = DEMO_INSTANCES[name]
+        status, body = api.call(
+            "POST",
+            f"/workflows/{name}/instances",
+            {"instance_id": instance_id, "params": params},
+        )
+        print(f"POST /workflows/{name}/instances -> {status} {body}")
+    _wait_for_event_wait(api, "subscription", "sub-42", seconds=60)
+    status, _ = api.call(
+        "POST", "/workflows/subscription/instances/sub-42/events/approved", {"user": "manager"}
+    )
+    print(f"POST .../sub-42/events/approved -> {status}")
+    return {
+        name: _wait(api, name, DEMO_INSTANCES[name][0], FINISHED, seconds=120) for name in names
+    }
+
+
+def _report(lines: list[str], results: Iterable[Any], crashes: int) -> bool:
+    """Print what the runtime did, each timeline and the demo's checks; True if all passed."""
+    from examples.showcase import attempts
+
+    from .timeline import render
 
     print("\n--- what the local runtime did (status polls left out) " + "-" * 16)
     print("\n".join(line for line in lines if not line.startswith("GET /workflows/")))
     print("\n--- step timelines " + "-" * 52)
     ok = True
-    for view in results.values():
+    for view in results:
         print()
         print(render(view))
         ok &= view.get("status") == "complete"
@@ -122,14 +135,13 @@ def main() -> int:
         "the flaky fetch succeeded on its third attempt": attempts["fetch flaky-1"] == 3,
         "the crash re-ran only the step it died in": attempts["order-7 reserve stock"] == 1
         and attempts["order-7 ship parcel"] == 2,
-        "a crash was survived": runtime.crashes == 1,
+        "a crash was survived": crashes == 1,
     }
     print()
     for label, passed in checks.items():
         print(f"{'ok  ' if passed else 'FAIL'} {label}")
         ok &= passed
-    print("\nDEMO OK: every instance completed as expected" if ok else "\nDEMO FAILED")
-    return 0 if ok else 1
+    return ok
 
 
 def _wait_for_event_wait(api: Api, name: str, instance_id: str, seconds: float) -> None:

@@ -1,7 +1,8 @@
 """``step`` — what ``run()`` receives: ``do``, ``sleep``, ``sleep_until``, ``wait_for_event``.
 
 This module validates the call (name, config, durations) at once, synchronously, so a bad call
-fails where it is written; :mod:`workflows.engine.replay` does the work.
+fails where it is written; :mod:`workflows.engine.operations` does the work, in the replay pass
+that :class:`workflows.engine.replay.Replay` drives.
 """
 
 from __future__ import annotations
