@@ -221,8 +221,9 @@ class Summary:
                 else ""
             ),
             f"faults injected: {sum(self.injected.values())} ({kinds})",
-            f"wall time: {self.seconds:.1f} s",
         ]
+        if self.seconds:
+            lines.append(f"wall time: {self.seconds:.1f} s")
         return "\n".join(lines)
 
 

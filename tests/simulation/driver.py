@@ -127,6 +127,7 @@ class Driver:
         for iid in self.ids:
             OBSERVED.seen.pop(iid, None)
         OBSERVED.on_callback = self._on_callback
+        OBSERVED.dead = world.faults.dead
         try:
             for iid in self.ids:
                 self._create(iid)
@@ -139,6 +140,7 @@ class Driver:
             self._quiesce()
         finally:
             OBSERVED.on_callback = None
+            OBSERVED.dead = lambda: False
             world.faults.on_nested = None
         return RunResult(
             instances=[self._outcome(iid) for iid in self.ids],
@@ -265,9 +267,14 @@ class Driver:
             self.world.clock.advance(self.world.lease_seconds(self._runner) + 1)
             record = {**record, "MessageId": f"takeover-{call.number}"}
         copy = {**record, "ReceiptHandle": f"{COPY}{kind}-{call.number}"}
-        thread = threading.Thread(
-            target=self._invoke, args=([copy], self._other_runner), kwargs={"copy": True}
-        )
+
+        def second_runner() -> None:
+            try:
+                self._invoke([copy], self._other_runner, copy=True)
+            except Exception as exc:  # the driver's own failure: say so, never lose it
+                self.anomalies.append(f"harness error in a {kind} runner: {exc!r}")
+
+        thread = threading.Thread(target=second_runner)
         thread.start()  # its own thread: the first runner's event loop is still running
         thread.join()
 

@@ -98,6 +98,7 @@ class Invocation:
     nested: bool = False
     faults: list[str] = field(default_factory=list)
     duplicate: bool = False
+    dead: bool = False  # a crash was injected: nothing after it reaches AWS
 
 
 class _Answer:
@@ -168,6 +169,10 @@ class FaultInjector:
         if parent is not None and parent.role == invocation.role:
             parent.faults.extend(invocation.faults)  # a nested runner's faults are the outer's
 
+    def dead(self) -> bool:
+        """Whether the invocation running now has crashed (its code may still be unwinding)."""
+        return bool(self.stack) and self.stack[-1].dead
+
     def take_skew(self) -> bool:
         """Whether the next event send goes through the skewed container (a skew is due)."""
         fault = self._take_where(lambda f: f.kind == "skew" and f.at <= self.calls + 1)
@@ -181,6 +186,11 @@ class FaultInjector:
         self, event_name: str, context: dict[str, Any], params: Any, container: str, role: str
     ) -> Any:
         _, service, operation = event_name.split(".", 2)
+        if self.dead():
+            # A crash is modelled by an exception, which code may catch (asyncio.gather with
+            # return_exceptions=True does): the process is gone all the same, so nothing it
+            # does afterwards reaches AWS.
+            raise Crash(f"{container} already died")
         self.calls += 1
         call = Call(self.calls, container, role, f"{service}.{operation}")
         self.trace.append(call)
@@ -219,6 +229,7 @@ class FaultInjector:
         if after == "ambiguous":
             raise ReadTimeoutError(endpoint_url=_endpoint(context))
         if after == "crash_after":
+            self.stack[-1].dead = True
             raise Crash(f"injected crash after call {context['sim_call']}")
         if after == "forget" and self.forget is not None:
             for item in context.get("sim_journal", ()):
@@ -264,6 +275,7 @@ class FaultInjector:
         if kind == "connection":
             raise EndpointConnectionError(endpoint_url=_endpoint(context))
         if kind == "crash_before":
+            self.stack[-1].dead = True
             raise Crash(f"injected crash before call {call}")
         if kind in ("ambiguous", "crash_after", "forget"):
             context["sim_after"] = kind

@@ -259,9 +259,11 @@ class Observations:
 
     seen: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
     on_callback: Callable[[str, str], None] | None = None
+    dead: Callable[[], bool] = lambda: False  # the invocation crashed: what it sees is moot
 
     def saw(self, instance_id: str, label: str, value: Any) -> None:
-        self.seen.setdefault(instance_id, []).append((label, value))
+        if not self.dead():
+            self.seen.setdefault(instance_id, []).append((label, value))
 
 
 OBSERVED = Observations()
@@ -269,7 +271,7 @@ OBSERVED = Observations()
 
 def _callback(case: int, op: Do, instance_id: str) -> Callable[[Any], Any]:
     async def attempt(ctx: Any) -> str:
-        if OBSERVED.on_callback is not None:
+        if OBSERVED.on_callback is not None and not OBSERVED.dead():
             OBSERVED.on_callback(instance_id, op.name)
         if ctx.attempt <= op.fail:
             name, message = failure(op, ctx.attempt)
