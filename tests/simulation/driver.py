@@ -80,18 +80,23 @@ class _BatchFailures(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
 
+    def listen(self) -> None:
+        """Attach to the batch processor's logger (once; it logs each failure at debug)."""
+        log = logging.getLogger("aws_lambda_powertools.utilities.batch.base")
+        if self not in log.handlers:
+            log.addHandler(self)
+            log.setLevel(logging.DEBUG)
+            log.propagate = False
+
 
 _FAILURES = _BatchFailures()
-_batch_log = logging.getLogger("aws_lambda_powertools.utilities.batch.base")
-_batch_log.addHandler(_FAILURES)
-_batch_log.setLevel(logging.DEBUG)
-_batch_log.propagate = False
 
 
 class Driver:
     """One run of ``program`` under ``script``; instance ids carry ``tag``."""
 
     def __init__(self, world: World, program: Program, script: list[Fault], tag: str) -> None:
+        _FAILURES.listen()
         self.world = world
         self.program = program
         self.script = script

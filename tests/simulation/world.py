@@ -34,12 +34,17 @@ HIDDEN = 36_000  # real seconds a received message stays in flight (far beyond a
 SKEW_SECONDS = 0.005  # the second API container's clock is 5 ms behind
 _AT = re.compile(r"^at\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\)$")
 
-os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "workflows")
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
-os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"  # EMF lines on stdout cost time, say nothing
-os.environ["POWERTOOLS_LOG_LEVEL"] = "CRITICAL"  # the harness reports what matters
-warnings.filterwarnings("ignore", "No application metrics to publish")
+
+def quiet_lambdas() -> None:
+    """Set this process up for many invocations: no EMF lines (they cost time and say
+    nothing here), only critical log lines (the harness reports what matters). Called by
+    :class:`World`, so that importing the harness changes nothing for other tests."""
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "workflows")
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+    os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
+    os.environ["POWERTOOLS_LOG_LEVEL"] = "CRITICAL"
+    warnings.filterwarnings("ignore", "No application metrics to publish")
 
 
 class SimClock(VirtualClock):
@@ -77,6 +82,7 @@ class World:
     """moto, the containers, the fault injector, and direct access for the driver."""
 
     def __init__(self) -> None:
+        quiet_lambdas()
         fastmoto.install()
         self.clock = SimClock(START)
         self.aws = LocalAws({WORKFLOW: ChaosWorkflow}, self.clock)
