@@ -1,6 +1,7 @@
 """run() cannot swallow the engine's suspension: a sleep inside asyncio.gather(...,
 return_exceptions=True), asyncio.wait, a TaskGroup or ``except BaseException`` still sleeps,
-and no step after it runs early."""
+no step after it runs early, and run() never holds the suspension as a value (a suspended
+step parks until the pass ends; see workflows.engine.parking)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,37 @@ def test_a_sleep_whose_suspension_run_catches_still_sleeps(shape: str) -> None:
     assert status.output[1] == "after"
 
 
+gathered: list[Any] = []
+
+
+class GatherKeeper(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        results = await asyncio.gather(
+            step.sleep("nap", "1 hour"),
+            step.do("beside", lambda: "b"),
+            step.do("flaky", {"retries": {"limit": 1, "delay": "1 hour"}}, flaky),
+            return_exceptions=True,
+        )
+        gathered.append(results)
+        return results
+
+
+def flaky(ctx: Any) -> str:
+    if ctx.attempt == 1:
+        raise RuntimeError("first attempt fails")
+    return "second"
+
+
+def test_run_never_holds_a_suspension_as_a_gathered_value() -> None:
+    gathered.clear()
+    env = WorkflowTestEnv({"keep": GatherKeeper})
+    inst = env.create("keep", id="k")
+    env.run_until_idle()
+    assert inst.status().output == [None, "b", "second"]
+    # gather returned once only, after the sleep and the retry delay: never with a Suspend
+    assert gathered == [[None, "b", "second"]]
+
+
 def test_gather_with_return_exceptions_returns_the_sleeps_real_value_after_it() -> None:
     holder: list[WorkflowTestEnv] = []
     env = WorkflowTestEnv({"swallow": make_workflow(gather_returning_exceptions, holder)})
@@ -120,5 +152,5 @@ def test_run_that_keeps_catching_suspensions_fails_naming_the_rule() -> None:
     status = inst.status()
     assert status.status == "errored"
     assert status.error is not None
-    assert "return_exceptions" in status.error.message
+    assert "CancelledError" in status.error.message
     assert "rules of Workflows" in status.error.message

@@ -41,6 +41,7 @@ from .logs import WorkflowLogger
 from .model import EntryKind, ErrorInfo, JournalEntry, ReceivedEvent
 from .operations import do, sleep, wait_for_event
 from .operations.base import SCOPE, Call, current_step
+from .parking import Parking
 from .step import WorkflowStep
 
 log = logging.getLogger("workflows.replay")
@@ -133,6 +134,7 @@ class Replay:
         self._running: dict[int, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._root_task: asyncio.Task[Any] | None = None
+        self._parking = Parking()
         self._suspensions: list[Suspend] = []
         self._suspended_tasks: set[asyncio.Task[Any]] | None = None
         self._fatal: WorkflowError | None = None
@@ -145,7 +147,6 @@ class Replay:
 
     async def run(self) -> Outcome:
         """Run ``run()`` once against the journal and say how it ended."""
-        self._root_task = asyncio.current_task()
         SCOPE.set(None)  # run() is the root scope, even when started from inside a step
         self.workflow.logger = WorkflowLogger(
             logging.getLogger(f"workflows.{type(self.workflow).__name__}"),
@@ -154,26 +155,15 @@ class Replay:
             self.is_replaying,
             current_step,
         )
-        step = WorkflowStep(self)
-        outcome: Outcome
-        try:
-            output = await self.workflow.run(self.event, step)
-        except Suspend:
-            outcome = self._suspended()
-        except Exception as exc:
-            outcome = Failed(ErrorInfo(error_name(exc), error_message(exc)))
-        except BaseExceptionGroup as group:  # a TaskGroup whose steps suspended
-            if group.subgroup(Suspend) is None:
-                raise
-            outcome = self._suspended()
-        else:
-            outcome = self._completed(output)
+        self._parking = Parking()
+        root = asyncio.ensure_future(self._run_root(WorkflowStep(self)))
+        self._root_task = root
+        outcome = await self._drive(root)
         if self._fatal is not None:
             outcome = Failed(ErrorInfo(type(self._fatal).__name__, str(self._fatal)))
         elif self._suspensions:
-            # run() went on after a step suspended (asyncio.gather(return_exceptions=True),
-            # asyncio.wait, except BaseException): what it returned or raised was computed
-            # without that step's outcome, so it does not count. The pass is suspended.
+            # A step suspended: whatever run() returned or raised after catching the
+            # cancellation was computed without that step's outcome. The pass is suspended.
             outcome = self._suspended()
         await self._settle()
         if self._infra is not None:
@@ -183,6 +173,39 @@ class Replay:
             # The lease went to another runner meanwhile: the ending is not ours to write.
             return Suspended(SuspendReason.LOST)
         return outcome
+
+    async def _run_root(self, step: WorkflowStep) -> Outcome:
+        try:
+            output = await self.workflow.run(self.event, step)
+        except Suspend:  # raised by run() itself, not by a step (steps park)
+            return self._suspended()
+        except Exception as exc:
+            return Failed(ErrorInfo(error_name(exc), error_message(exc)))
+        return self._completed(output)
+
+    async def _drive(self, root: asyncio.Task[Outcome]) -> Outcome:
+        """Wait for run(); once every step is parked or done, cancel it (see .parking)."""
+        cancelled = 0
+        while await self._parking.stalled(root):
+            cancelled += 1
+            if cancelled > MAX_SWALLOWED_SUSPENSIONS and self._fatal is None:
+                self._fatal = WorkflowError(
+                    "run() keeps catching the cancellation of a suspended step (a sleep, an "
+                    "event wait or a retry delay) and calling more steps; do not catch "
+                    "BaseException or asyncio.CancelledError around steps (rules of "
+                    "Workflows: always await your steps)"
+                )
+            root.cancel()
+        if root.cancelled():
+            return self._suspended()
+        error = root.exception()
+        if error is not None:
+            if isinstance(error, BaseExceptionGroup) and error.subgroup(
+                (Suspend, asyncio.CancelledError)
+            ):
+                return self._suspended()  # a TaskGroup whose steps were cancelled
+            raise error  # a crash in run() takes the invocation down, as a dead process would
+        return root.result()
 
     def _completed(self, output: Any) -> Outcome:
         leftovers = self._leftover_steps()
@@ -217,19 +240,20 @@ class Replay:
         return names
 
     async def _settle(self) -> None:
-        """Let steps still running finish (bounded), then cancel what is left."""
+        """End parked steps, let steps still running finish (bounded), cancel what is left."""
         for _, wrapper, body in list(self._pending.values()):
             wrapper.close()  # never started: nothing to wait for
             body.close()
 
         self._pending.clear()
+        self._parking.release()
         tasks = [t for t in self._tasks if not t.done() and t is not self._root_task]
         if tasks:
             await asyncio.wait(tasks, timeout=self._settle_timeout)
             for task in tasks:
                 if not task.done():
                     task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.wait(tasks, timeout=1.0)
         died: BaseException | None = None
         for task in self._tasks:
             if task.done() and not task.cancelled():
@@ -260,10 +284,19 @@ class Replay:
         task = asyncio.current_task()
         if task is not None and task is not self._root_task:
             self._tasks.add(task)
+        self._parking.started()
+        parked = False
         try:
             return await body
+        except Suspend:
+            if SCOPE.get() is not None:
+                raise  # a step nested in a callback: the enclosing step parks
+            parked = True
+            await self._parking.park()  # until the pass ends: run() never sees the Suspend
         finally:
             self._running.pop(id(token), None)
+            if not parked:
+                self._parking.finished()
 
     def enter(self, name: str, kind: str) -> Call:
         """Give the call its occurrence count and position, and check it against the journal."""
@@ -317,22 +350,12 @@ class Replay:
 
     def _check_not_suspended(self) -> None:
         """A step called once the pass has suspended, from run() itself or a task it made
-        afterwards, means run() caught the suspension as a value or exception
-        (``gather(..., return_exceptions=True)``, ``asyncio.wait``, ``except BaseException``).
-        The step must not run before what suspended has happened: suspend it too.
+        afterwards, means run() caught the cancellation of a parked step and went on. The
+        step must not run before what suspended has happened: it suspends (parks) too.
         """
         started = self._suspended_tasks
         if started is None or asyncio.current_task() in started:
             return
-        if len(self._suspensions) >= MAX_SWALLOWED_SUSPENSIONS:
-            self._fail_fatal(
-                WorkflowError(
-                    "run() keeps catching the engine's suspension of a step (a sleep, an "
-                    "event wait or a retry delay) and calling more steps; do not catch "
-                    "BaseException around steps and do not gather steps with "
-                    "return_exceptions=True (rules of Workflows: always await your steps)"
-                )
-            )
         first = self._suspensions[0]
         self.suspend(first.reason, first.wake_at)
 
