@@ -3,12 +3,16 @@
 Defaults are Cloudflare's: 5 retries (6 attempts), 10 seconds delay, exponential backoff,
 10 minutes timeout per attempt. Unknown keys are an error, so a typo never silently falls
 back to a default.
+
+``retries.delay`` is a duration or a *delay function* ``(ctx, error) -> duration``, called once
+per failed attempt that will be retried; either way the delay is multiplied by the backoff.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from .durations import parse_duration
@@ -16,26 +20,51 @@ from .errors import InvalidStepError
 
 MAX_RETRY_LIMIT = 10_000
 BACKOFFS = ("constant", "linear", "exponential")
+# Delays are kept to the microsecond: float noise (3 × 0.2 = 0.6000000000000001) must not show
+# in recorded retry times, and no clock here resolves finer.
+DELAY_DIGITS = 6
+
+DelayFunction = Callable[[Any, Exception], Any]
+"""``retries.delay`` as a function: ``(ctx, error) -> duration`` (sync or async), where ``ctx``
+is the failed attempt's StepContext and ``error`` the exception it raised."""
 
 
 @dataclass(frozen=True, slots=True)
 class RetryConfig:
-    """How a failing step is retried."""
+    """How a failing step is retried.
+
+    ``delay`` is seconds, or a :data:`DelayFunction` evaluated once per failed attempt that is
+    retried (its result is recorded with the attempt, so a replay never calls it again).
+    """
 
     limit: int = 5
-    delay: float = 10.0
+    delay: float | DelayFunction = 10.0
     backoff: str = "exponential"
 
-    def delay_before(self, attempt: int) -> float:
+    def delay_before(self, attempt: int, delay: float | None = None) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based) before the next one.
 
         constant: delay; linear: delay·n; exponential: delay·2^(n-1).
+
+        Args:
+            attempt: the attempt that failed.
+            delay: the base delay in seconds: what the delay function returned for this
+                attempt; needed when ``self.delay`` is a function, else the fixed delay.
+
+        Raises:
+            ValueError: ``self.delay`` is a function and no ``delay`` was given.
         """
+        if delay is None:
+            if callable(self.delay):
+                raise ValueError("a delay function's delay is computed per attempt; pass it")
+            delay = self.delay
         if self.backoff == "constant":
-            return self.delay
-        if self.backoff == "linear":
-            return self.delay * attempt
-        return self.delay * float(2 ** (attempt - 1))
+            factor = 1.0
+        elif self.backoff == "linear":
+            factor = float(attempt)
+        else:
+            factor = float(2 ** (attempt - 1))
+        return round(delay * factor, DELAY_DIGITS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +123,25 @@ def _parse_retries(raw: Any) -> RetryConfig:
         raise InvalidStepError(
             f"retries.limit must be an integer from 0 to {MAX_RETRY_LIMIT:,}, got {limit!r}"
         )
-    delay = parse_duration(raw.get("delay", base.delay), what="retries.delay")
+    delay = raw.get("delay", base.delay)
+    if not callable(delay):
+        delay = _fixed_delay(delay)
     backoff = raw.get("backoff", base.backoff)
     if backoff not in BACKOFFS:
         raise InvalidStepError(
             f"retries.backoff must be one of {', '.join(BACKOFFS)}, got {backoff!r}"
         )
     return RetryConfig(limit=limit, delay=delay, backoff=backoff)
+
+
+def _fixed_delay(raw: Any) -> float:
+    if not isinstance(raw, str | int | float | timedelta):
+        raise InvalidStepError(
+            "retries.delay must be a duration (a string like '10 seconds', a timedelta or a "
+            "number of seconds) or a function (ctx, error) -> duration, not "
+            f"{type(raw).__name__}"
+        )
+    return parse_duration(raw, what="retries.delay")
 
 
 def _reject_unknown(raw: Mapping[Any, Any], known: set[str], where: str) -> None:

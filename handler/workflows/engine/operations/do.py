@@ -7,6 +7,11 @@ once the recorded retry delay of the last failed attempt is over, inside a
 attempt is recorded as an ``ATTEMPT`` entry with its retry time, and the pass suspends until
 then; the last attempt allowed (or a :class:`NonRetryableError`) is recorded as the step's
 final error instead.
+
+A delay function (``retries.delay`` given as ``(ctx, error) -> duration``) is called once per
+failed attempt that will be retried, before its ``ATTEMPT`` entry is written: the retry time it
+yields is what is recorded, so a replay reads it and never calls the function again. A delay
+function that raises (or returns something that is not a duration) fails the step for good.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any, Final
 from workflows.engine import codec
 from workflows.engine.callbacks import call_with_timeout, wants_context
 from workflows.engine.config import StepConfig
+from workflows.engine.durations import parse_duration
 from workflows.engine.errors import (
     NonRetryableError,
     StepFailedError,
@@ -102,7 +108,7 @@ class _Attempts:
             value = await call_with_timeout(self.callback, args, self.config.timeout, label)
             result = codec.encode(value, what=f"result of step {call.name!r}")
         except Exception as exc:
-            return self._failed(exc)
+            return await self._failed(exc, ctx)
         finally:
             SCOPE.reset(token)
         entry = call.entry(
@@ -114,7 +120,7 @@ class _Attempts:
         )
         return outcome(self.replay.write(entry), self.callback)
 
-    def _failed(self, exc: Exception) -> Any:
+    async def _failed(self, exc: Exception, ctx: StepContext) -> Any:
         """Record a failed attempt: the step's final error, or a retry and its delay.
 
         Called while handling ``exc``, so a final StepFailedError keeps it as its context.
@@ -129,7 +135,13 @@ class _Attempts:
             error.message,
             extra={"step": call.name, "attempt": attempt},
         )
-        if isinstance(exc, NonRetryableError) or attempt > self.config.retries.limit:
+        delay: float | None = None
+        if not isinstance(exc, NonRetryableError) and attempt <= self.config.retries.limit:
+            try:
+                delay = await self._retry_delay(ctx, exc)
+            except Exception as delay_exc:
+                error = _delay_error(delay_exc, call.name, attempt, error)
+        if delay is None:
             final = call.entry(
                 EntryKind.STEP,
                 replay.now(),
@@ -138,7 +150,7 @@ class _Attempts:
                 attempt=attempt,
             )
             return outcome(replay.write(final), self.callback)
-        retry_at = replay.now() + self.config.retries.delay_before(attempt)
+        retry_at = replay.now() + delay
         retry = call.entry(
             EntryKind.ATTEMPT,
             replay.now(),
@@ -154,3 +166,31 @@ class _Attempts:
         self.attempt += 1
         replay.before_new_step(call.key)
         return _RETRIED
+
+    async def _retry_delay(self, ctx: StepContext, exc: Exception) -> float:
+        """Seconds until the next attempt: the fixed delay, or the delay function's result,
+        times the backoff.
+
+        Raises:
+            Exception: whatever the delay function raised, or InvalidStepError for a result
+                that is not a duration.
+        """
+        retries, attempt = self.config.retries, self.attempt
+        if not callable(retries.delay):
+            return retries.delay_before(attempt)
+        label = f"retries.delay function of step {self.call.name!r} after attempt {attempt}"
+        # The step's timeout bounds it too: a hung delay function must not hold the pass.
+        computed = await call_with_timeout(retries.delay, (ctx, exc), self.config.timeout, label)
+        base = parse_duration(computed, what=f"the result of the {label}")
+        return retries.delay_before(attempt, base)
+
+
+def _delay_error(exc: Exception, step: str, attempt: int, failure: ErrorInfo) -> ErrorInfo:
+    """The step's final error when its delay function failed: named after that exception."""
+    return ErrorInfo(
+        error_name(exc),
+        f"the retries.delay function of step {step!r} raised {error_name(exc)}: "
+        f"{error_message(exc)} (after attempt {attempt} failed with {failure.name}: "
+        f"{failure.message}); the step is not retried. Fix the delay function so that it "
+        "returns a duration",
+    )
