@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import boto3
@@ -92,7 +92,7 @@ def build_runtime(
         queue,
         wakeups,
         clock,
-        runner_settings,
+        replace(runner_settings, retention_seconds=settings.retention_days * 86_400),
         env=lambda: Env(values, lambda name: Workflow(name, service=service)),
         on_status=on_status,
     )

@@ -7,8 +7,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .durations import Duration
 from .errors import EventMutationError
 from .frozen import _RULE, freeze
+from .retention import parse_retention
 
 if TYPE_CHECKING:
     from .step import WorkflowStep
@@ -106,14 +108,26 @@ class WorkflowEntrypoint:
 
     Class attributes:
         max_steps: how many steps one instance may record (default 10,000; at most 25,000).
+        retention: how long a finished instance is kept, by outcome:
+            ``{"success": "7 days", "error": "30 days"}`` (durations; either key optional,
+            from 1 second to 3650 days). ``success`` applies once it is complete, ``error``
+            once it is errored or terminated; a key left out (or no ``retention``) takes the
+            runtime's retention (``RetentionDays`` in the template). A bad value raises
+            :class:`~workflows.engine.errors.InvalidWorkflowError` when the class is defined.
     """
 
     max_steps: ClassVar[int] = DEFAULT_MAX_STEPS
+    retention: ClassVar[Mapping[str, Duration] | None] = None
 
     env: Env
     logger: logging.Logger | logging.LoggerAdapter[logging.Logger]
     """Replay-aware: run()-level lines are not repeated when run() is replayed (set by the
     engine for each pass; see ``workflows.engine.logs``)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "retention" in cls.__dict__:  # checked where it is written, not when it first ends
+            parse_retention(cls.retention, 0.0, f"class {cls.__module__}.{cls.__qualname__}")
 
     def __init__(self, env: Env | None = None) -> None:
         self.env = env if env is not None else Env()

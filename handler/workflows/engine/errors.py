@@ -88,6 +88,13 @@ class StepLimitExceeded(InvalidStepError):
     code = "step_limit"
 
 
+class InvalidWorkflowError(WorkflowError, ValueError):
+    """A workflow class declares something the engine cannot use (a bad ``retention``).
+    Raised when the class is defined or registered, before any instance of it runs."""
+
+    code = "invalid_workflow"
+
+
 class ResultTooLarge(NonRetryableError):
     """A step result, event payload, params or output is larger than the 1 MiB limit."""
 

@@ -41,6 +41,7 @@ from .model import (
 )
 from .ports import InstanceState, InstanceStore, WakeUpScheduler, WorkQueue
 from .replay import Completed, Failed, Outcome, Replay, Suspended
+from .retention import Retention, retention_of
 from .transitions import Change, Finish, Pause, Settle, Transition, Wait, Yield
 
 log = logging.getLogger("workflows.runner")
@@ -60,7 +61,8 @@ class RunnerSettings:
         margin_seconds: stop (and re-enqueue) when less than this much invocation time is left.
         signal_interval: look for pause/terminate/restart at most this often (seconds) while
             steps run; 0 looks before every new step.
-        retention_seconds: how long a finished instance is kept before it expires (TTL).
+        retention_seconds: how long a finished instance is kept before it expires (TTL),
+            unless its workflow class declares a ``retention`` for its outcome.
         max_passes: replay passes per invocation before yielding (a guard against loops).
     """
 
@@ -107,6 +109,11 @@ class Runner:
         self.settings = settings or RunnerSettings()
         self._env = env or Env
         self._on_status = on_status
+        # Each workflow's retention by outcome, checked here so a bad one fails at start-up.
+        self._retention = {
+            name: retention_of(workflows, name, self.settings.retention_seconds)
+            for name in workflows
+        }
 
     async def advance(
         self,
@@ -206,11 +213,11 @@ class Runner:
         return None
 
     def _transition_for(self, outcome: Outcome, record: InstanceRecord) -> Transition | None:
-        retention = self.settings.retention_seconds
+        retention = self._retention_of(record.workflow)
         if isinstance(outcome, Completed):
-            return Finish(InstanceStatus.COMPLETE, retention, output=outcome.output)
+            return Finish(InstanceStatus.COMPLETE, retention.success, output=outcome.output)
         if isinstance(outcome, Failed):
-            return Finish(InstanceStatus.ERRORED, retention, error=outcome.error)
+            return Finish(InstanceStatus.ERRORED, retention.error, error=outcome.error)
         if outcome.reason is SuspendReason.PAUSE:
             return Pause(by_runner=True)
         if outcome.reason is SuspendReason.YIELD:
@@ -220,6 +227,13 @@ class Runner:
             self.scheduler.schedule(record.ref, outcome.wake_at, outcome.reason)
             return Wait(outcome.wake_at)
         return None
+
+    def _retention_of(self, workflow: str) -> Retention:
+        """How long an instance of ``workflow`` is kept once it finishes, by outcome."""
+        found = self._retention.get(workflow)
+        if found is None:  # registered after this runner was built, or not at all
+            found = retention_of(self.workflows, workflow, self.settings.retention_seconds)
+        return found
 
     def _should_wait_inline(self, outcome: Outcome, remaining: Callable[[], float] | None) -> bool:
         if not isinstance(outcome, Suspended) or outcome.wake_at is None:

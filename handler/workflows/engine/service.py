@@ -37,6 +37,7 @@ from .model import (
 )
 from .ports import InstancePage, InstanceStore, WakeUpScheduler, WorkQueue
 from .recovery import QUEUE_GRACE
+from .retention import retention_of
 from .timeline import build_timeline
 from .transitions import Pause, Restart, Resume, Terminate, Transition
 
@@ -235,8 +236,12 @@ class InstanceService:
         return record
 
     def terminate(self, ref: InstanceRef) -> InstanceRecord:
-        """Stop the instance for good. A finished instance → InvalidTransition."""
-        record = self._change(ref, Terminate(self.retention_seconds))[1]
+        """Stop the instance for good. A finished instance → InvalidTransition.
+
+        It is kept for its workflow's ``retention["error"]`` (default: the runtime's).
+        """
+        keep = retention_of(self.workflows, ref.workflow, self.retention_seconds).error
+        record = self._change(ref, Terminate(keep))[1]
         self._post(lambda: self.scheduler.cancel(ref), ref)  # a stale wake-up is harmless
         return record
 
