@@ -302,6 +302,8 @@ def entry_item(
     )
     if entry.error is not None:
         item["error"] = error_value(entry.error)
+    if entry.sensitive:  # absent when false: older items read as not sensitive
+        item["sensitive"] = {"BOOL": True}
     chunks: list[Item] = []
     if entry.result is not None:
         chunks = put_blob(item, "result", entry.result, sk, pk, ttl)
@@ -326,6 +328,7 @@ def journal_entry(item: Item, chunks: dict[str, Item]) -> JournalEntry:
         wake_at=get_n(item, "wake_at"),
         event_type=get_s(item, "event_type"),
         event_id=get_s(item, "event_id"),
+        sensitive=bool(item.get("sensitive", {}).get("BOOL", False)),
     )
 
 

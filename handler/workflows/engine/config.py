@@ -6,6 +6,9 @@ back to a default.
 
 ``retries.delay`` is a duration or a *delay function* ``(ctx, error) -> duration``, called once
 per failed attempt that will be retried; either way the delay is multiplied by the backoff.
+
+``{"sensitive": "output"}`` marks the step's result as sensitive: ``run()`` gets it and it is
+journaled as usual, but the status, the timeline and the API show ``"[REDACTED]"`` instead.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from .errors import InvalidStepError
 
 MAX_RETRY_LIMIT = 10_000
 BACKOFFS = ("constant", "linear", "exponential")
+SENSITIVE = "output"  # the one thing a step can mark sensitive: ``{"sensitive": "output"}``
 # Delays are kept to the microsecond: float noise (3 × 0.2 = 0.6000000000000001) must not show
 # in recorded retry times, and no clock here resolves finer.
 DELAY_DIGITS = 6
@@ -69,13 +73,17 @@ class RetryConfig:
 
 @dataclass(frozen=True, slots=True)
 class StepConfig:
-    """A validated step configuration (``ctx.config``)."""
+    """A validated step configuration (``ctx.config``).
+
+    ``sensitive``: the step's output is shown as ``"[REDACTED]"`` outside ``run()``.
+    """
 
     retries: RetryConfig = RetryConfig()
     timeout: float = 600.0
+    sensitive: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        config: dict[str, Any] = {
             "retries": {
                 "limit": self.retries.limit,
                 "delay": self.retries.delay,
@@ -83,6 +91,9 @@ class StepConfig:
             },
             "timeout": self.timeout,
         }
+        if self.sensitive:
+            config["sensitive"] = SENSITIVE
+        return config
 
 
 DEFAULT_CONFIG = StepConfig()
@@ -99,7 +110,7 @@ def parse_config(raw: Any) -> StepConfig:
             f"step config must be a dict like {{'retries': {{'limit': 3}}, 'timeout': "
             f"'1 minute'}}, not {type(raw).__name__}"
         )
-    _reject_unknown(raw, {"retries", "timeout"}, "step config")
+    _reject_unknown(raw, {"retries", "timeout", "sensitive"}, "step config")
     retries = DEFAULT_CONFIG.retries
     if "retries" in raw:
         retries = _parse_retries(raw["retries"])
@@ -108,7 +119,18 @@ def parse_config(raw: Any) -> StepConfig:
         timeout = parse_duration(raw["timeout"], what="step timeout")
         if timeout <= 0:
             raise InvalidStepError("step timeout must be greater than zero")
-    return StepConfig(retries=retries, timeout=timeout)
+    sensitive = "sensitive" in raw and _parse_sensitive(raw["sensitive"])
+    return StepConfig(retries=retries, timeout=timeout, sensitive=sensitive)
+
+
+def _parse_sensitive(raw: Any) -> bool:
+    if not (isinstance(raw, str) and raw == SENSITIVE):
+        raise InvalidStepError(
+            f"step config 'sensitive' must be {SENSITIVE!r} (the step's output is then shown "
+            f'as "[REDACTED]" in status and timeline), got {raw!r}; leave the key out for '
+            "a step whose output may be shown"
+        )
+    return True
 
 
 def _parse_retries(raw: Any) -> RetryConfig:

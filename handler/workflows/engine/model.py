@@ -6,13 +6,15 @@ format. The journal is append-only: an entry, once recorded, is never changed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from .clock import iso, to_datetime
 from .frozen import FrozenDict, freeze
+
+REDACTED = "[REDACTED]"  # what status, timeline and API show for a sensitive step's output
 
 
 class InstanceStatus(StrEnum):
@@ -139,6 +141,14 @@ class JournalEntry:
     wake_at: float | None = None
     event_type: str | None = None
     event_id: str | None = None
+    sensitive: bool = False  # a {"sensitive": "output"} step: its result is never shown
+
+    def __repr__(self) -> str:
+        # A sensitive result must not reach a log line through a repr.
+        shown = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.sensitive and self.result is not None:
+            shown["result"] = REDACTED
+        return f"JournalEntry({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
     @property
     def call_kind(self) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from . import codec
 from .journal import NEST, base_key, shifted
-from .model import EntryKind, JournalEntry, StepInfo, StepStatus
+from .model import REDACTED, EntryKind, JournalEntry, StepInfo, StepStatus
 
 _TYPES = {"do": "do", "sleep": "sleep", "wait_for_event": "waitForEvent"}
 
@@ -20,6 +20,9 @@ def build_timeline(
     finished: bool = False,
 ) -> list[StepInfo]:
     """Rows in the order ``run()`` called the steps; nested steps follow their root step.
+
+    A step recorded as sensitive (``{"sensitive": "output"}``) shows ``"[REDACTED]"`` as its
+    output: the real value stays in the journal, for ``run()`` alone.
 
     Once the instance has finished (errored, terminated), a step that was still retrying shows
     as ``errored`` and a sleep or wait still pending as ``cancelled``: neither will go on.
@@ -65,7 +68,8 @@ def _row(group: list[JournalEntry], now: float, pauses: Sequence[tuple[float, fl
         if last.kind is EntryKind.STEP:
             if last.error:
                 return row(StepStatus.ERRORED, attempts, last.at)
-            return row(StepStatus.COMPLETE, attempts, last.at, codec.decode(last.result))
+            output = REDACTED if last.sensitive else codec.decode(last.result)
+            return row(StepStatus.COMPLETE, attempts, last.at, output)
         return row(StepStatus.RETRYING, attempts, None)
     if kind == "sleep":
         due = shifted(first.wake_at or first.at, first.at, pauses)

@@ -174,7 +174,7 @@ class StepView(BaseModel):
     attempts: int
     start: str | None
     end: str | None
-    output: Any = None
+    output: Any = Field(default=None, description='Its result; "[REDACTED]" if sensitive.')
     error: StepError | None = None
 
 

@@ -117,6 +117,7 @@ class _Attempts:
             started_at=self.started_at,
             result=result,
             attempt=attempt,
+            sensitive=self.config.sensitive,
         )
         return outcome(self.replay.write(entry), self.callback)
 
