@@ -19,17 +19,16 @@ import logging
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from workflows.aws.runtime import set_runtime
 from workflows.engine import codec
 from workflows.engine.errors import InstanceNotFound
 from workflows.engine.model import InstanceRef
-from workflows.local.aws import LambdaContext, sqs_event
 from workflows.observability import metrics
 from workflows.testing import Crash
 
+from . import lambdas
 from .faults import COPY, Call, Fault
 from .model import canonical_journal, event_payload
 from .program import OBSERVED, WORKFLOW, Do, Program
@@ -39,7 +38,6 @@ HORIZON = 7 * 86_400.0  # time never jumps further than this from the start: lat
 QUIESCE_STEP = 3_600.0  # first step: past any lease (960 s) and the sweep's grace; then doubled
 MAX_INVOCATIONS = 400
 CLIENT_ATTEMPTS = 30
-_SAMPLE = Path(__file__).resolve().parents[1] / "events" / "api_send_event.json"
 
 
 @dataclass
@@ -230,9 +228,9 @@ class Driver:
         try:
             response = self._call(
                 container,
-                _runner_handler,
-                sqs_event(records, world.settings.work_queue_arn),
-                _context(),
+                lambdas.runner,
+                lambdas.sqs_event(records, world.settings.work_queue_arn),
+                lambdas.context(),
             )
         except Crash:
             died = True
@@ -309,7 +307,7 @@ class Driver:
     def _sweep(self) -> int:
         invocation = self.world.faults.begin("sweep")
         try:
-            answer = self._call("sweep", _sweep_handler, {}, _context("SweepFunction"))
+            answer = self._call("sweep", lambdas.sweep, {}, lambdas.context("SweepFunction"))
             return int(answer.get("requeued", 0)) if isinstance(answer, dict) else 0
         except Crash:
             return 0
@@ -395,7 +393,7 @@ class Driver:
         container = "api-skewed" if skewed else "api"
         try:
             response = self._call(
-                container, _api_handler, _api_event(method, path, body, headers), None
+                container, lambdas.api, lambdas.api_event(method, path, body, headers), None
             )
         except Crash:
             return None, None
@@ -432,48 +430,3 @@ class Driver:
             events=[(e.type, codec.decode(e.payload)) for e in state.events],
             delivered=[e.event_id for e in state.entries if e.event_id],
         )
-
-
-# --- the handlers, imported late (their modules read the registry at import) ----------------
-
-
-def _runner_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    from workflows.entrypoints.runner import handler
-
-    return handler(event, context)
-
-
-def _sweep_handler(event: dict[str, Any], context: Any) -> dict[str, int]:
-    from workflows.entrypoints.sweep import handler
-
-    return handler(event, context)
-
-
-def _api_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    from workflows.entrypoints.api import handler
-
-    return handler(event, context)
-
-
-def _context(function: str = "RunnerFunction") -> LambdaContext:
-    return LambdaContext(function)
-
-
-_TEMPLATE: dict[str, Any] = json.loads(_SAMPLE.read_text())
-
-
-def _api_event(method: str, path: str, body: Any, headers: dict[str, str] | None) -> dict[str, Any]:
-    """A REST API proxy event, on the shape of tests/events/api_send_event.json."""
-    event: dict[str, Any] = json.loads(json.dumps(_TEMPLATE))
-    all_headers = {**event["headers"], **(headers or {})}
-    event.update(
-        path=path,
-        httpMethod=method,
-        headers=all_headers,
-        multiValueHeaders={k: [v] for k, v in all_headers.items()},
-        pathParameters={"proxy": path.removeprefix("/workflows/")},
-        body=json.dumps(body),
-        isBase64Encoded=False,
-    )
-    event["requestContext"].update(path="/v1" + path, httpMethod=method)
-    return event

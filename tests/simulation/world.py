@@ -1,7 +1,7 @@
 """The embedded AWS one worker process reuses for every case: moto provisioned from
 template.yaml (``LocalAws``), and one runtime per container — two API containers (one with a
-clock a few ms behind), two runners, the sweep — each with its own boto3 clients, so that the
-fault hooks know which handler made a call.
+clock a few ms behind), two runners per pacing (eager and as deployed), the sweep — each with
+its own boto3 clients, so that the fault hooks know which handler made a call.
 
 Between runs the table, queues and schedules are emptied through moto's backends (a boto3
 scan-and-delete would cost more than the run itself).
