@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.testing import WorkflowTestEnv
+from workflows.testing import Crash, WorkflowTestEnv
 
 HOUR = 3600.0
 ran_after: list[float] = []
@@ -154,3 +154,32 @@ def test_run_that_keeps_catching_suspensions_fails_naming_the_rule() -> None:
     assert status.error is not None
     assert "CancelledError" in status.error.message
     assert "rules of Workflows" in status.error.message
+
+
+crashed_once: list[bool] = []
+
+
+class GatherCrash(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        def dies() -> str:
+            if not crashed_once:
+                crashed_once.append(True)
+                raise Crash("the invocation dies here")
+            return "survived"
+
+        results = await asyncio.gather(
+            step.do("dies", dies), step.do("beside", lambda: "b"), return_exceptions=True
+        )
+        gathered.append(results)
+        return results
+
+
+def test_a_crash_inside_a_gathered_step_kills_the_invocation_not_a_value_for_run() -> None:
+    gathered.clear()
+    crashed_once.clear()
+    env = WorkflowTestEnv({"crash": GatherCrash})
+    inst = env.create("crash", id="c")
+    env.run_until_idle()
+    assert env.crashes == 1
+    assert inst.status().output == ["survived", "b"]
+    assert gathered == [["survived", "b"]]

@@ -135,6 +135,7 @@ class Replay:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._root_task: asyncio.Task[Any] | None = None
         self._parking = Parking()
+        self._died: BaseException | None = None
         self._suspensions: list[Suspend] = []
         self._suspended_tasks: set[asyncio.Task[Any]] | None = None
         self._fatal: WorkflowError | None = None
@@ -159,6 +160,8 @@ class Replay:
         root = asyncio.ensure_future(self._run_root(WorkflowStep(self)))
         self._root_task = root
         outcome = await self._drive(root)
+        if self._died is not None:
+            raise self._died  # nothing after a crash may be written, as if the process died
         if self._fatal is not None:
             outcome = Failed(ErrorInfo(type(self._fatal).__name__, str(self._fatal)))
         elif self._suspensions:
@@ -293,6 +296,16 @@ class Replay:
                 raise  # a step nested in a callback: the enclosing step parks
             parked = True
             await self._parking.park()  # until the pass ends: run() never sees the Suspend
+        except BaseException as exc:
+            if isinstance(exc, Exception | asyncio.CancelledError) or SCOPE.get() is not None:
+                raise
+            # The invocation died inside this step (a crash, a Lambda timeout): run() must not
+            # get that as a value (gather(return_exceptions=True)) and go on writing.
+            self._died = self._died or exc
+            if self._root_task is not None:
+                self._root_task.cancel()
+            parked = True
+            await self._parking.park()
         finally:
             self._running.pop(id(token), None)
             if not parked:
