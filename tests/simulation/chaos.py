@@ -255,6 +255,13 @@ def main(argv: list[str] | None = None) -> int:
             summary.add(result)
             if result.violations:
                 print(result.report(), flush=True)
+            if summary.cases % 500 == 0:
+                elapsed = time.perf_counter() - started
+                print(
+                    f"... {summary.cases} seeds, {len(summary.failed)} failing, {elapsed:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     summary.seconds = time.perf_counter() - started
     print(summary.text())
     return 1 if summary.failed else 0
