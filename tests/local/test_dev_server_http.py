@@ -129,6 +129,9 @@ def test_every_answer_the_server_makes_itself_is_json(
     for line in (b"garbage", b"GET /workflows", b"GET /workflows HTTP/2.0", b"GET / HTTP/x"):
         assert answer(line + b"\r\nHost: x\r\n\r\n")[:2] == (400, "bad_request"), line
     assert answer(b"GET /a\x1fb HTTP/1.1\r\n\r\n")[0] == 400  # \x1f splits the line
+    # a blank request line (http.server closed the connection without a word)
+    assert answer(b"   \r\n\r\n")[:2] == (400, "bad_request")
+    assert answer(b"\r\n\r\nGET /workflows HTTP/1.1 x\r\n\r\n")[:2] == (400, "bad_request")
     # a method that is not a token
     assert answer(request_bytes("GE(T", "/workflows"))[:2] == (400, "bad_request")
     # a request line over 64 KiB, too many headers, a header line over 64 KiB
@@ -151,6 +154,12 @@ def test_every_answer_the_server_makes_itself_is_json(
     monkeypatch.setattr(DevRequestHandler, "timeout", 0.5)
     short = request_bytes("POST", CREATE, (*JSON, ("Content-Length", "10")), b"{}")
     assert answer(short, "POST")[:2] == (408, "request_timeout")
+
+
+def test_empty_lines_before_a_request_are_ignored(dev: DevHttp) -> None:
+    # RFC 9112 §2.2: a server should ignore at least one empty line before the request line
+    reply = dev.connect().send(b"\r\n\r\n" + request_bytes("GET", "/workflows"))
+    assert reply.status == 200 and "flaky-fetch" in reply.json()["workflows"]
 
 
 def test_a_burst_of_50_connections_is_queued_and_every_one_answered() -> None:

@@ -33,6 +33,7 @@ MAX_BODY = 6 * 1024 * 1024  # API Gateway's payload limit; the API rejects > 1 M
 LISTEN_BACKLOG = 128  # socketserver's default of 5 resets connections under a burst of clients
 IDLE_TIMEOUT = 30.0  # seconds a connection may sit between or inside requests
 _MAX_REQUEST_LINE = 65536
+_MAX_EMPTY_LINES = 8
 _LINGER_BYTES = 64 * 1024 * 1024  # read and dropped after an early answer, so the client sees it
 _LINGER_SECONDS = 1.0
 # RFC 9110 §5.6.2: a method is a token
@@ -75,17 +76,28 @@ class DevRequestHandler(BaseHTTPRequestHandler):
     server_version = "workflows-dev"
     protocol_version = "HTTP/1.1"
     timeout = IDLE_TIMEOUT
+    # the status line and headers, then the body, are two writes: with Nagle's algorithm the
+    # body waits for the client's delayed ACK of the headers, 40 ms on every answer
+    disable_nagle_algorithm = True
 
     def handle_one_request(self) -> None:
         """Read one request and serve it, whatever its method (the API answers 405 or 404)."""
         try:
             self.raw_requestline = self.rfile.readline(_MAX_REQUEST_LINE + 1)
+            for _ in range(_MAX_EMPTY_LINES):  # RFC 9112 §2.2: ignore CRLFs before a request
+                if self.raw_requestline not in (b"\r\n", b"\n"):
+                    break
+                self.raw_requestline = self.rfile.readline(_MAX_REQUEST_LINE + 1)
             if len(self.raw_requestline) > _MAX_REQUEST_LINE:
                 self.requestline, self.request_version, self.command = "", "HTTP/1.1", ""
                 self.send_error(414, "the request line is over 64 KiB")
                 return
             if not self.raw_requestline:
                 self.close_connection = True
+                return
+            if not self.raw_requestline.strip():  # http.server would close without a word
+                self.requestline, self.request_version, self.command = "", "HTTP/1.1", ""
+                self.send_error(400, "the request line is empty")
                 return
             if not self.parse_request():
                 return
