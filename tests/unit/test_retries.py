@@ -186,3 +186,24 @@ def test_bad_step_config_is_rejected_with_a_clear_message(config: Any, fragment:
     with pytest.raises(ValueError) as info:
         parse_config(config)
     assert fragment in str(info.value)
+
+
+class RaisesItsOwnTimeout(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        def call_a_slow_service() -> None:
+            raise TimeoutError("the payment service did not answer in 3 s")
+
+        try:
+            await step.do("pay", {"retries": {"limit": 0}}, call_a_slow_service)
+        except StepFailedError as exc:
+            return [exc.error_name, exc.message]
+        return None
+
+
+def test_a_timeout_error_the_callback_raises_itself_is_not_the_steps_timeout(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"own": RaisesItsOwnTimeout})
+    inst = env.create("own", id="t")
+    env.run_until_idle()
+    assert inst.status().output == ["TimeoutError", "the payment service did not answer in 3 s"]

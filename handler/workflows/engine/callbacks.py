@@ -64,18 +64,26 @@ def is_async(callback: Callable[..., Any]) -> bool:
 async def call_with_timeout(
     callback: Callable[..., Any], args: tuple[Any, ...], timeout: float, label: str
 ) -> Any:
-    """Run one attempt of a callback; raise WorkflowTimeoutError past ``timeout`` seconds."""
+    """Run one attempt of a callback; raise WorkflowTimeoutError past ``timeout`` seconds.
+
+    A ``TimeoutError`` the callback raises itself (a client's own timeout) is its own error,
+    not the step's timeout: it propagates as it is.
+    """
+    deadline = asyncio.timeout(timeout)
     try:
-        if is_async(callback):
-            return await asyncio.wait_for(callback(*args), timeout)
-        loop = asyncio.get_running_loop()
-        context = contextvars.copy_context()
-        future = loop.run_in_executor(_threads(), functools.partial(context.run, callback, *args))
-        result = await asyncio.wait_for(future, timeout)
-        if inspect.isawaitable(result):  # a lambda returning a coroutine: `lambda: fetch()`
-            return await asyncio.wait_for(_await(result), timeout)
-        return result
+        async with deadline:
+            if is_async(callback):
+                return await callback(*args)
+            loop = asyncio.get_running_loop()
+            context = contextvars.copy_context()
+            call = functools.partial(context.run, callback, *args)
+            result = await loop.run_in_executor(_threads(), call)
+            if inspect.isawaitable(result):  # a lambda returning a coroutine: `lambda: fetch()`
+                return await _await(result)
+            return result
     except TimeoutError:
+        if not deadline.expired():
+            raise
         raise WorkflowTimeoutError(
             f"{label} timed out after {format_duration(timeout)}; raise the step's 'timeout' "
             "if it needs longer"
