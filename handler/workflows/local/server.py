@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import traceback
 from http import HTTPStatus
@@ -63,10 +64,9 @@ class DevServer(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that went away is not news; anything else is shown, not swallowed."""
-        error = traceback.format_exc()
-        if "ConnectionResetError" in error or "BrokenPipeError" in error:
+        if isinstance(sys.exc_info()[1], ConnectionError):
             return
-        self.runtime.out(f"dev server error serving {client_address}:\n{error}")
+        self.runtime.out(f"dev server error serving {client_address}:\n{traceback.format_exc()}")
 
 
 class DevRequestHandler(BaseHTTPRequestHandler):
