@@ -7,7 +7,11 @@ the lint rule that catches it, so ``workflows lint handler/`` is clean and
 
 The examples read their services from ``self.env`` (``self.env.KV``, ``self.env.PAYMENTS``,
 ...), as Cloudflare Workers read bindings; :func:`examples._fakes.example_env` gives local
-fakes for all of them. :data:`GOOD_WORKFLOWS` maps registration names to the good classes.
+fakes for all of them. :data:`GOOD_WORKFLOWS` maps registration names to the good classes;
+:data:`EXAMPLES` is the registration spec of every example (the good ones and the showcase),
+for ``WORKFLOWS`` or :func:`workflows.registry.load_workflows`::
+
+    WORKFLOWS="$(python -c 'import examples; print(examples.EXAMPLES)')" workflows dev
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from .idempotent_charge import IdempotentChargeWorkflow
 from .large_results import LargeResultsWorkflow
 from .no_state_outside_steps import NoStateOutsideStepsWorkflow
 from .race_inside_step import RaceInsideStepWorkflow
+from .showcase import SHOWCASE_WORKFLOWS
 
-__all__ = ["GOOD_WORKFLOWS"]
+__all__ = ["EXAMPLES", "GOOD_WORKFLOWS"]
 
 GOOD_WORKFLOWS: dict[str, type[WorkflowEntrypoint]] = {
     "idempotent-charge": IdempotentChargeWorkflow,
@@ -42,3 +47,11 @@ GOOD_WORKFLOWS: dict[str, type[WorkflowEntrypoint]] = {
 }
 """Registration name → good workflow class (the code starting workflows lives in
 :mod:`examples.unique_instance_ids` and :mod:`examples.batch_create`)."""
+
+EXAMPLES = ",".join(
+    f"{name}={cls.__module__}:{cls.__qualname__}"
+    for name, cls in {**GOOD_WORKFLOWS, **SHOWCASE_WORKFLOWS}.items()
+)
+"""Every example as a ``WORKFLOWS`` spec (``name=module:Class,...``): the library registers
+nothing by itself, so the demo, ``workflows dev`` and the tests that serve the examples pass
+this."""

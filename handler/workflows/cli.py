@@ -53,14 +53,20 @@ def main(argv: list[str] | None = None) -> int:
     return _dev(args.host, args.port, skip_sleeps=not args.real_time)
 
 
-def _registry() -> tuple[dict[str, Any], dict[str, Any]]:
-    from workflows.registry import default_env_values, load_workflows
+def _registry() -> dict[str, Any]:
+    """The workflows ``WORKFLOWS`` registers; exit 2 saying what to set when there are none."""
+    from workflows.engine.errors import NOTHING_REGISTERED
+    from workflows.registry import load_workflows
 
     try:
-        return load_workflows(), default_env_values()
+        workflows = load_workflows()
     except RuntimeError as exc:
         print(f"workflows: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    if not workflows:
+        print(f"workflows: {NOTHING_REGISTERED}", file=sys.stderr)
+        raise SystemExit(2)
+    return workflows
 
 
 def _quiet_powertools() -> None:
@@ -74,8 +80,8 @@ def _dev(host: str, port: int, *, skip_sleeps: bool) -> int:
     from workflows.local.runtime import LocalRuntime
     from workflows.local.server import make_server
 
-    workflows, values = _registry()
-    runtime = LocalRuntime(workflows, env_values=values, skip_sleeps=skip_sleeps, out=_say)
+    workflows = _registry()
+    runtime = LocalRuntime(workflows, skip_sleeps=skip_sleeps, out=_say)
     try:
         server = make_server(runtime, host, port)
     except OSError as exc:
@@ -114,8 +120,8 @@ def _run(name: str, params_text: str, instance_id: str | None) -> int:
     except ValueError as exc:
         print(f"workflows run: --params is not JSON: {exc}", file=sys.stderr)
         return 2
-    workflows, values = _registry()
-    runtime = LocalRuntime(workflows, env_values=values, out=_say)
+    workflows = _registry()
+    runtime = LocalRuntime(workflows, out=_say)
     try:
         service = runtime.aws.runtime.service
         try:

@@ -64,17 +64,19 @@ class Api:
 
 def main() -> int:
     """Run the demo; return the process exit code."""
+    from examples import EXAMPLES
+    from examples._fakes import example_env
     from examples.showcase import CrashResumeWorkflow
 
     from .local.runtime import LocalRuntime
     from .local.server import make_server, serve_in_background
-    from .registry import default_env_values, load_workflows
+    from .registry import load_workflows
     from .testing import Crash
 
     CrashResumeWorkflow.crash = Crash  # the crash-resume example dies once in its third step
-    workflows = load_workflows("")  # the bundled examples
+    workflows = load_workflows(EXAMPLES)  # the bundled examples, with their local fakes
     lines: list[str] = []
-    runtime = LocalRuntime(workflows, env_values=default_env_values(""), out=lines.append)
+    runtime = LocalRuntime(workflows, env_values=example_env(), out=lines.append)
     server = make_server(runtime, "127.0.0.1", 0)
     serve_in_background(server)
     runtime.start()

@@ -2,7 +2,9 @@
 runtime alike (the analogue of wrangler's ``[[workflows]]``).
 
 ``WORKFLOWS`` holds ``name=module:Class`` pairs separated by commas (template.yaml sets it in
-Globals). When it is unset or empty, the examples under ``handler/examples`` are registered.
+Globals, from the stack's ``Workflows`` parameter). Unset or empty, nothing is registered: the
+runtime then answers every request for a workflow with an error saying to set it. The bundled
+examples are registered like any other workflows, by the spec ``examples.EXAMPLES``.
 """
 
 from __future__ import annotations
@@ -18,15 +20,14 @@ Registry = dict[str, type[WorkflowEntrypoint]]
 
 
 def load_workflows(spec: str | None = None) -> Registry:
-    """The registered workflows, from ``spec`` or the ``WORKFLOWS`` environment variable.
+    """The registered workflows, from ``spec`` or the ``WORKFLOWS`` environment variable
+    (none when it is empty).
 
     Raises:
         RuntimeError: a pair is malformed, or a module or class cannot be found (at start-up,
             naming it).
     """
     text = os.environ.get("WORKFLOWS", "") if spec is None else spec
-    if not text.strip():
-        return default_workflows()
     registry: Registry = {}
     for pair in filter(None, (p.strip() for p in text.split(","))):
         name, sep, target = pair.partition("=")
@@ -62,30 +63,3 @@ def _import_class(module_name: str, class_name: str, pair: str) -> type[Workflow
             "subclass"
         )
     return cls
-
-
-def default_workflows() -> Registry:
-    """The bundled examples: the good pattern of each rule of Workflows, and the showcase."""
-    registry: Registry = {}
-    try:
-        examples = importlib.import_module("examples")
-        registry.update(getattr(examples, "GOOD_WORKFLOWS", {}))
-    except ImportError:
-        pass
-    from examples.showcase import SHOWCASE_WORKFLOWS
-
-    registry.update(SHOWCASE_WORKFLOWS)
-    return registry
-
-
-def default_env_values(spec: str | None = None) -> dict[str, object]:
-    """``self.env`` values for the registered workflows: the examples' local fakes (KV,
-    payments, ...) when the bundled examples are registered, else none."""
-    text = os.environ.get("WORKFLOWS", "") if spec is None else spec
-    if text.strip():
-        return {}
-    try:
-        from examples._fakes import example_env
-    except ImportError:
-        return {}
-    return dict(example_env())

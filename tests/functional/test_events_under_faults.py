@@ -9,7 +9,6 @@ import pytest
 
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.aws.dynamodb import DynamoStore
-from workflows.aws.runtime import set_runtime
 from workflows.engine.errors import StorageError
 from workflows.engine.model import InstanceRef
 from workflows.engine.recovery import SWEEP_MARGIN
@@ -124,8 +123,7 @@ def test_an_event_whose_wake_up_is_lost_is_delivered_by_the_sweep(aws_env: Any) 
     assert inst.status().status == "waiting"
     # THEN the sweep finds the instance due, and the runner delivers the event
     env.clock.advance(SWEEP_MARGIN + 1)
-    set_runtime(env.aws.runtime)
-    assert sweep.handler({}, None) == {"requeued": 1}
+    assert sweep.make_handler(env.aws.runtime)({}, None) == {"requeued": 1}
     env.run_until_idle()
     [delivered] = [row for row in inst.status().steps if row.name == "first"]
     assert delivered.status == "complete"

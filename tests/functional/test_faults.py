@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.runtime import set_runtime
 from workflows.engine.model import EntryKind, InstanceRef
 from workflows.engine.recovery import DUE_SHARDS, SWEEP_MARGIN
 from workflows.entrypoints import sweep
@@ -129,8 +128,7 @@ def test_a_redelivered_message_takes_back_a_lease_it_could_not_release(aws_env: 
 
 
 def run_sweep(env: Any) -> int:
-    set_runtime(env.aws.runtime)
-    return int(sweep.handler({}, None)["requeued"])
+    return int(sweep.make_handler(env.aws.runtime)({}, None)["requeued"])
 
 
 class ShortNap(WorkflowEntrypoint):

@@ -158,10 +158,7 @@ def test_an_instance_whose_first_message_was_lost_is_run_by_the_recovery_sweep(
     assert inst.status().status == "queued"
     # WHEN the scheduled sweep runs after the grace period
     env.clock.advance(sweep.GRACE_SECONDS + 1)
-    from workflows.aws.runtime import set_runtime
-
-    set_runtime(env.aws.runtime)
-    assert sweep.handler({}, None) == {"requeued": 1}
+    assert sweep.make_handler(env.aws.runtime)({}, None) == {"requeued": 1}
     env.run_until_idle()
     # THEN the instance ran to completion
     assert inst.status().status == "complete"
@@ -176,11 +173,9 @@ def test_a_runner_that_died_is_recovered_once_its_lease_expires(aws_env: Any) ->
     now = env.clock.time()
     assert env.store.acquire_lease(ref, "dead-runner", now, now + 960) is not None
     env.clock.advance(sweep.GRACE_SECONDS + 1)
-    from workflows.aws.runtime import set_runtime
-
-    set_runtime(env.aws.runtime)
-    assert sweep.handler({}, None) == {"requeued": 0}  # the lease is still live
+    sweep_handler = sweep.make_handler(env.aws.runtime)
+    assert sweep_handler({}, None) == {"requeued": 0}  # the lease is still live
     env.clock.advance(960)
-    assert sweep.handler({}, None) == {"requeued": 1}
+    assert sweep_handler({}, None) == {"requeued": 1}
     env.run_until_idle()
     assert inst.status().status == "complete"

@@ -16,7 +16,6 @@ import pytest
 
 from tests.functional.api.conftest import Api, sample
 from tests.functional.workflows_under_test import Lifecycle
-from workflows.aws.runtime import set_runtime
 from workflows.engine.model import InstanceRef
 from workflows.testing import WorkflowTestEnv
 
@@ -52,7 +51,6 @@ def api() -> Iterator[tuple[Api, CallLog]]:
     for client in (runtime.store.client, runtime.queue.client, runtime.wakeups.client):
         client.meta.events.register("before-parameter-build", calls)
     try:
-        set_runtime(runtime)
         yield Api(env), calls
     finally:
         env.close()
@@ -99,8 +97,6 @@ def test_every_api_route_calls_only_what_api_function_may(api: tuple[Api, CallLo
 def test_every_trigger_calls_only_what_trigger_function_may(
     api: tuple[Api, CallLog], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from workflows.entrypoints.trigger import handler
-
     client, calls = api
     monkeypatch.setenv("TRIGGER_WORKFLOW", "orders")
     big = base64.b64encode(os.urandom(600_000)).decode()
@@ -109,10 +105,10 @@ def test_every_trigger_calls_only_what_trigger_function_may(
     # WHEN a batch of messages, an event, a redelivered event and a large event arrive
     calls.recording = True
     answers = [
-        handler(sample("sqs_trigger_batch.json"), None),
-        handler(event, None),
-        handler(event, None),
-        handler(large, None),
+        client.trigger(sample("sqs_trigger_batch.json")),
+        client.trigger(event),
+        client.trigger(event),
+        client.trigger(large),
     ]
     calls.recording = False
 

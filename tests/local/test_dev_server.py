@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from examples import EXAMPLES
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -54,7 +56,7 @@ def wait_for(base: str, path: str, statuses: set[str], seconds: float = 60) -> d
 def dev_server() -> Iterator[str]:
     port = free_port()
     command = cli()
-    env = {**os.environ, "WORKFLOWS": "", "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "WORKFLOWS": EXAMPLES, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [command, "dev", "--port", str(port)],
         cwd=ROOT,
@@ -178,7 +180,7 @@ def cli() -> str:
 def test_workflows_run_follows_one_instance_to_the_end_and_shows_its_timeline() -> None:
     result = subprocess.run(
         [cli(), "run", "flaky-fetch", "--id", "cli-1"],
-        cwd=ROOT, env={**os.environ, "WORKFLOWS": ""}, capture_output=True, text=True,
+        cwd=ROOT, env={**os.environ, "WORKFLOWS": EXAMPLES}, capture_output=True, text=True,
         timeout=120,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
@@ -189,3 +191,14 @@ def test_workflows_run_follows_one_instance_to_the_end_and_shows_its_timeline() 
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert bad.returncode == 2 and "--params is not JSON" in bad.stderr
+
+
+def test_workflows_run_with_nothing_registered_says_to_set_workflows() -> None:
+    result = subprocess.run(
+        [cli(), "run", "flaky-fetch"],
+        cwd=ROOT, env={**os.environ, "WORKFLOWS": ""}, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "no workflows are registered" in result.stderr
+    assert "WORKFLOWS=name=module:Class" in result.stderr

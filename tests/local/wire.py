@@ -22,9 +22,11 @@ os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
 
+from examples import EXAMPLES
+from examples._fakes import example_env
 from workflows.local.runtime import LocalRuntime
 from workflows.local.server import DevServer, make_server
-from workflows.registry import default_env_values, load_workflows
+from workflows.registry import load_workflows
 
 Headers = Sequence[tuple[str, str]]
 
@@ -79,7 +81,7 @@ def dev_http(*, worker: bool = True, serve: bool = True) -> Iterator[DevHttp]:
         serve: start accepting connections (a test of the listen backlog starts it itself).
     """
     lines: list[str] = []
-    runtime = LocalRuntime(load_workflows(""), env_values=default_env_values(""), out=lines.append)
+    runtime = LocalRuntime(load_workflows(EXAMPLES), env_values=example_env(), out=lines.append)
     server = make_server(runtime, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     try:

@@ -1,6 +1,9 @@
-"""The engine wired to AWS: store, queue, wake-ups, service and runner, built once per Lambda
-container from the environment (lazily, not at import time), or explicitly for tests and the
-local runtime.
+"""The engine wired to AWS: store, queue, wake-ups, service and runner.
+
+:func:`build_runtime` wires one from explicit settings (the local runtime and the test kit
+build theirs so, and hand it to the entrypoints' ``make_handler``); :func:`get_runtime` is the
+one each Lambda process builds from its environment, lazily, on its first request (the
+module-level ``handler`` of every entrypoint, and the Python client without a service).
 """
 
 from __future__ import annotations
@@ -12,10 +15,12 @@ from typing import Any
 
 import boto3
 
+from workflows.engine.clients import WorkflowClient
 from workflows.engine.clock import Clock, SystemClock
 from workflows.engine.entrypoint import Env, WorkflowEntrypoint
 from workflows.engine.runner import Runner, RunnerSettings, StatusListener
 from workflows.engine.service import InstanceService
+from workflows.registry import load_workflows
 
 from .dynamodb import DynamoStore
 from .scheduler import SchedulerWakeUps
@@ -67,8 +72,6 @@ def build_runtime(
         env_values: values readable as ``self.env.NAME`` in workflows.
         on_status: called with the instance record after each status change the runner makes.
     """
-    from workflows.client import Workflow
-
     session = session or boto3.session.Session()
     clock = clock or SystemClock()
     store = DynamoStore(session.client("dynamodb"), settings.table_name, clock)
@@ -93,7 +96,7 @@ def build_runtime(
         wakeups,
         clock,
         replace(runner_settings, retention_seconds=settings.retention_days * 86_400),
-        env=lambda: Env(values, lambda name: Workflow(name, service=service)),
+        env=lambda: Env(values, lambda name: WorkflowClient(name, service)),
         on_status=on_status,
     )
     return AwsRuntime(workflows, settings, store, queue, wakeups, clock, service, runner)
@@ -103,22 +106,23 @@ _RUNTIME: AwsRuntime | None = None
 
 
 def get_runtime() -> AwsRuntime:
-    """The runtime for this process, built from the environment on first use."""
+    """The runtime of this process, built from the environment on first use: the resources
+    (:class:`AwsSettings`), the workflows (``WORKFLOWS``) and the ``self.env`` values
+    (``WORKFLOW_ENV_<NAME>`` variables are readable as ``self.env.<NAME>``)."""
     global _RUNTIME
     if _RUNTIME is None:
-        from workflows.registry import default_env_values, load_workflows
-
-        settings = AwsSettings.from_env()
-        values: dict[str, Any] = default_env_values()
-        # WORKFLOW_ENV_<NAME> variables are readable as self.env.<NAME> in workflows
-        for key, value in os.environ.items():
-            if key.startswith("WORKFLOW_ENV_"):
-                values[key.removeprefix("WORKFLOW_ENV_")] = value
-        _RUNTIME = build_runtime(settings, load_workflows(), env_values=values)
+        values = {
+            key.removeprefix("WORKFLOW_ENV_"): value
+            for key, value in os.environ.items()
+            if key.startswith("WORKFLOW_ENV_")
+        }
+        _RUNTIME = build_runtime(AwsSettings.from_env(), load_workflows(), env_values=values)
     return _RUNTIME
 
 
 def set_runtime(runtime: AwsRuntime | None) -> None:
-    """Use ``runtime`` in this process (tests, the local runtime); None rebuilds from env."""
+    """Make ``runtime`` the one :func:`get_runtime` answers (None: build it again from the
+    environment). For tests that call the entrypoints' module-level ``handler``; the local
+    runtime and the test kit pass theirs to ``make_handler`` instead."""
     global _RUNTIME
     _RUNTIME = runtime

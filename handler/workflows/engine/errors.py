@@ -122,6 +122,14 @@ class UnknownWorkflow(WorkflowError, LookupError):
     code = "unknown_workflow"
 
 
+NOTHING_REGISTERED = (
+    "no workflows are registered at all; name them in the WORKFLOWS environment variable, "
+    "WORKFLOWS=name=module:Class[,name=module:Class...] (e.g. "
+    "orders=my_app.workflows:OrderWorkflow; on AWS, the stack's Workflows parameter)"
+)
+"""What to do when a runtime serves no workflow (WORKFLOWS unset or empty)."""
+
+
 class InstanceNotFound(WorkflowError, LookupError):
     """No instance has this id."""
 
@@ -168,6 +176,13 @@ class ConcurrentModification(WorkflowError):
     """A conditional write found the instance changed by someone else; reload and retry."""
 
     code = "conflict"
+
+
+class ConfigurationError(WorkflowError):
+    """The runtime is configured wrongly (a bad ``WORKFLOWS`` entry, a missing environment
+    variable, no workflow registered); the message says which setting to fix."""
+
+    code = "configuration_error"
 
 
 class SuspendReason(StrEnum):

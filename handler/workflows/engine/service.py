@@ -17,6 +17,7 @@ from typing import Any
 from . import codec
 from .clock import Clock
 from .errors import (
+    NOTHING_REGISTERED,
     ConcurrentModification,
     InvalidInput,
     InvalidTransition,
@@ -36,7 +37,7 @@ from .model import (
     event_id,
 )
 from .ports import InstancePage, InstanceStore, WakeUpScheduler, WorkQueue
-from .recovery import QUEUE_GRACE
+from .recovery import QUEUE_GRACE, SWEEP_MARGIN
 from .retention import retention_of
 from .timeline import build_timeline
 from .transitions import Pause, Restart, Resume, Terminate, Transition
@@ -94,10 +95,14 @@ class InstanceService:
     def check_workflow(self, workflow: str) -> str:
         """The workflow name, or UnknownWorkflow listing the registered ones."""
         check_workflow_name(workflow)
+        if not self.workflows:
+            raise UnknownWorkflow(
+                f"no workflow is registered as {workflow!r}: {NOTHING_REGISTERED}"
+            )
         if workflow not in self.workflows:
             raise UnknownWorkflow(
                 f"no workflow is registered as {workflow!r}; registered: "
-                f"{', '.join(sorted(self.workflows)) or 'none'}"
+                f"{', '.join(sorted(self.workflows))}"
             )
         return workflow
 
@@ -177,6 +182,11 @@ class InstanceService:
         )
 
     # --- reading --------------------------------------------------------------------------
+
+    def get(self, ref: InstanceRef) -> InstanceRecord:
+        """The instance's record: UnknownWorkflow or InstanceNotFound when there is none."""
+        self.check_workflow(ref.workflow)
+        return self.store.get(ref)
 
     def status(self, ref: InstanceRef) -> InstanceStatusView:
         """Status, output, error and step timeline of an instance."""
@@ -301,6 +311,21 @@ class InstanceService:
                 self._post(lambda: self.queue.send(ref), ref)
             return stored
         raise ConcurrentModification(f"instance {ref} is changing too fast; try again")
+
+    # --- recovering -----------------------------------------------------------------------
+
+    def recover(self, limit: int = 1000) -> int:
+        """Post a wake-up for each instance nobody advanced in time; return how many.
+
+        The recovery sweep (see :mod:`workflows.engine.recovery`): instances overdue by more
+        than ``SWEEP_MARGIN``, of the registered workflows only (another deployment's are left
+        alone). A wake-up that was not needed is harmless: the lease turns it away. A queue
+        failure raises, and the next sweep finds the same instances again.
+        """
+        overdue = self.store.overdue(self.clock.time() - SWEEP_MARGIN, limit)
+        refs = [ref for ref in overdue if ref.workflow in self.workflows]
+        self.queue.send_many(refs)
+        return len(refs)
 
     def _change(
         self, ref: InstanceRef, transition: Transition

@@ -22,6 +22,8 @@ model. Every failure is JSON ``{"error": {"code", "message"}}``:
 422   validation_error        a field is missing, of the wrong type, unknown, or out of range;
                               or a JSON array sent to a route that takes one object
 503   storage_error           DynamoDB or SQS failed; safe to retry
+500   configuration_error     the service is misconfigured: no workflow is registered, or a
+                              setting is missing; the message says what to set
 500   internal_error          a bug; logged with its traceback
 ====  ======================  =================================================================
 
@@ -37,6 +39,7 @@ import binascii
 import json
 import re
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from http import HTTPStatus
 from typing import Annotated, Any, TypeVar
 
@@ -49,10 +52,12 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
-from workflows.aws.runtime import get_runtime
+from workflows.aws.runtime import AwsRuntime, get_runtime
 from workflows.engine.clock import iso
 from workflows.engine.errors import (
+    NOTHING_REGISTERED,
     ConcurrentModification,
+    ConfigurationError,
     InstanceAlreadyExists,
     InstanceNotFound,
     InvalidInput,
@@ -66,6 +71,7 @@ from workflows.engine.service import InstanceService
 from workflows.observability import logger
 from workflows.registry import load_workflows
 
+from ._runtime import LambdaHandler, RuntimeSource, runtime_of
 from .api_models import (
     MAX_BATCH,
     BatchResult,
@@ -83,7 +89,7 @@ from .api_models import (
 
 load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 
-__all__ = ["MAX_BODY_BYTES", "app", "handler"]
+__all__ = ["MAX_BODY_BYTES", "app", "handler", "make_handler"]
 
 MAX_BODY_BYTES = 1024 * 1024
 API_TITLE = "Workflows"
@@ -194,7 +200,10 @@ InstanceId = Annotated[str, Path(description="The instance's id.")]
 @_route("GET", "/workflows", summary="List the registered workflows", tags=["workflows"])
 def list_workflows() -> WorkflowList:
     """The names of the registered workflows."""
-    return WorkflowList(workflows=sorted(get_runtime().workflows))
+    workflows = _runtime().workflows
+    if not workflows:
+        raise ConfigurationError(NOTHING_REGISTERED)
+    return WorkflowList(workflows=sorted(workflows))
 
 
 @_route(
@@ -343,8 +352,16 @@ def openapi_document() -> Response[str]:
     return Response(status_code=200, content_type=_JSON, body=app.get_openapi_json_schema())
 
 
+# The runtime of the request being resolved (set by the handler around each request).
+_RUNTIME: ContextVar[AwsRuntime] = ContextVar("runtime")
+
+
+def _runtime() -> AwsRuntime:
+    return _RUNTIME.get()
+
+
 def _service() -> InstanceService:
-    return get_runtime().service
+    return _runtime().service
 
 
 def _workflow(name: str) -> str:
@@ -446,6 +463,11 @@ def _no_route(exc: NotFoundError) -> Response[dict[str, Any]]:
     return _error(404, "not_found", f"no route {method} {path}; see /docs for the API")
 
 
+def _misconfigured(exc: ConfigurationError) -> Response[dict[str, Any]]:
+    logger().error("the API is misconfigured", extra={"error": str(exc)})
+    return _error(500, exc.code, f"the service is misconfigured: {exc}")
+
+
 def _unexpected(exc: Exception) -> Response[dict[str, Any]]:
     logger().exception("unexpected error in the API")
     return _error(500, "internal_error", "internal error; it has been logged")
@@ -457,6 +479,7 @@ _ANSWERS: list[tuple[type[Exception] | list[type[Exception]], Callable[..., Any]
     ([UnknownWorkflow, InstanceNotFound], _domain(404)),
     ([InstanceAlreadyExists, InvalidTransition, ConcurrentModification], _domain(409)),
     (StorageError, _storage_failed),
+    (ConfigurationError, _misconfigured),
     (RequestValidationError, _invalid_request),
     (RequestUnsupportedContentType, _unsupported_media),
     (NotFoundError, _no_route),
@@ -469,16 +492,33 @@ for _raised, _answer in _ANSWERS:
 # --- the Lambda entry point ---------------------------------------------------------------
 
 
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """The Lambda entry point (API Gateway REST API proxy event, payload v1)."""
-    rejected = _check_envelope(event) or _check_path(event) or _check_body_shape(event)
-    if rejected is not None:
-        return rejected
-    try:
-        return app.resolve(_with_json_media_type(event), context)
-    except Exception:  # the resolver's own handlers failed: still answer in our shape
-        logger().exception("unexpected error resolving the request")
-        return _proxy_answer(500, "internal_error", "internal error; it has been logged")
+def make_handler(runtime: RuntimeSource) -> LambdaHandler:
+    """The Lambda entry point (API Gateway REST API proxy event, payload v1), on ``runtime``."""
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        rejected = _check_envelope(event) or _check_path(event) or _check_body_shape(event)
+        if rejected is not None:
+            return rejected
+        try:
+            token = _RUNTIME.set(runtime_of(runtime))
+        except ConfigurationError as exc:
+            logger().error("the API is misconfigured", extra={"error": str(exc)})
+            return _proxy_answer(500, exc.code, f"the service is misconfigured: {exc}")
+        except Exception:
+            logger().exception("could not build the runtime")
+            return _proxy_answer(500, "internal_error", "internal error; it has been logged")
+        try:
+            return app.resolve(_with_json_media_type(event), context)
+        except Exception:  # the resolver's own handlers failed: still answer in our shape
+            logger().exception("unexpected error resolving the request")
+            return _proxy_answer(500, "internal_error", "internal error; it has been logged")
+        finally:
+            _RUNTIME.reset(token)
+
+    return handler
+
+
+handler = make_handler(get_runtime)
 
 
 def _check_envelope(event: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -23,12 +23,14 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from workflows.aws.runtime import get_runtime
+from workflows.aws.runtime import AwsRuntime, get_runtime
 from workflows.aws.sqs import parse_work_message
 from workflows.engine.errors import InvalidInput, StorageError
 from workflows.engine.runner import AdvanceResult
 from workflows.observability import logger, metrics
 from workflows.registry import load_workflows
+
+from ._runtime import LambdaHandler, RuntimeSource, runtime_of
 
 load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 
@@ -43,7 +45,7 @@ def remaining_seconds() -> float | None:
     return float(context.get_remaining_time_in_millis()) / 1000.0
 
 
-def record_handler(record: SQSRecord) -> AdvanceResult | None:
+def record_handler(record: SQSRecord, runtime: AwsRuntime) -> AdvanceResult | None:
     """Advance the instance named by one work message."""
     log = logger()
     try:
@@ -51,7 +53,6 @@ def record_handler(record: SQSRecord) -> AdvanceResult | None:
     except InvalidInput as exc:
         log.error("dropping malformed work message", extra={"error": str(exc)})
         return None
-    runtime = get_runtime()
     log.append_keys(workflow=ref.workflow, instance_id=ref.id)
     try:
         remaining = remaining_seconds()
@@ -102,21 +103,25 @@ def _emit(result: AdvanceResult) -> None:
         )
 
 
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """The Lambda entry point (SQS event, partial batch response)."""
-    token = _CONTEXT.set(context)
-    try:
-        return _handle(event, context)
-    finally:
-        _CONTEXT.reset(token)
+def make_handler(runtime: RuntimeSource) -> LambdaHandler:
+    """The Lambda entry point (SQS event, partial batch response), on ``runtime``."""
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        token = _CONTEXT.set(context)
+        try:
+            return _handle(event, context, runtime_of(runtime))
+        finally:
+            _CONTEXT.reset(token)
+
+    return handler
 
 
-def _handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def _handle(event: dict[str, Any], context: Any, runtime: AwsRuntime) -> dict[str, Any]:
     @metrics().log_metrics
     def run(event: dict[str, Any], context: Any) -> dict[str, Any]:
         response = process_partial_response(
             event=event,
-            record_handler=record_handler,
+            record_handler=lambda record: record_handler(record, runtime),
             # a batch whose every message failed is still a partial batch response (each
             # message comes back after its own backoff), not an invocation error
             processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False),
@@ -125,3 +130,6 @@ def _handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return dict(response)
 
     return cast(dict[str, Any], run(event, context))
+
+
+handler = make_handler(get_runtime)

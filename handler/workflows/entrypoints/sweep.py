@@ -21,29 +21,29 @@ from workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
 from workflows.observability import logger, metrics
 from workflows.registry import load_workflows
 
+from ._runtime import LambdaHandler, RuntimeSource, runtime_of
+
 load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 
 GRACE_SECONDS = QUEUE_GRACE + SWEEP_MARGIN  # a just-created instance is left to its message
+SWEEP_LIMIT = 1000  # instances re-enqueued per run at most; the next run takes the rest
 
 
-def sweep() -> int:
-    """Re-enqueue overdue instances of the registered workflows; return how many."""
-    runtime = get_runtime()
-    overdue = runtime.store.overdue(runtime.clock.time() - SWEEP_MARGIN, limit=1000)
-    refs = [ref for ref in overdue if ref.workflow in runtime.workflows]
-    runtime.queue.send_many(refs)
-    return len(refs)
+def make_handler(runtime: RuntimeSource) -> LambdaHandler:
+    """The Lambda entry point (EventBridge schedule), on ``runtime``."""
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        @metrics().log_metrics  # built on the first call: nothing at import time
+        def run(event: dict[str, Any], context: Any) -> dict[str, int]:
+            count = runtime_of(runtime).service.recover(SWEEP_LIMIT)
+            if count:
+                metrics().add_metric(name="InstancesRecovered", unit=MetricUnit.Count, value=count)
+            logger().info("recovery sweep", extra={"requeued": count})
+            return {"requeued": count}
+
+        return cast(dict[str, Any], run(event, context))
+
+    return handler
 
 
-def handler(event: dict[str, Any], context: Any) -> dict[str, int]:
-    """The Lambda entry point (EventBridge schedule)."""
-
-    @metrics().log_metrics
-    def run(event: dict[str, Any], context: Any) -> dict[str, int]:
-        count = sweep()
-        if count:
-            metrics().add_metric(name="InstancesRecovered", unit=MetricUnit.Count, value=count)
-        logger().info("recovery sweep", extra={"requeued": count})
-        return {"requeued": count}
-
-    return cast(dict[str, int], run(event, context))
+handler = make_handler(get_runtime)

@@ -48,8 +48,11 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from workflows.aws.runtime import get_runtime
 from workflows.engine.errors import InstanceAlreadyExists, InvalidInput, WorkflowError
 from workflows.engine.limits import ID_PATTERN, MAX_ID
+from workflows.engine.service import InstanceService
 from workflows.observability import logger
 from workflows.registry import load_workflows
+
+from ._runtime import LambdaHandler, RuntimeSource, runtime_of
 
 load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 
@@ -61,6 +64,7 @@ __all__ = [
     "from_event",
     "from_message",
     "handler",
+    "make_handler",
     "record_handler",
 ]
 
@@ -157,10 +161,10 @@ def _given_id(data: Mapping[str, Any], prefix: str, delivery_id: str) -> Any:
     return derived_id(prefix, delivery_id) if given is None else given
 
 
-def create(creation: Creation) -> bool:
+def create(creation: Creation, service: InstanceService) -> bool:
     """Create the instance; False when its id already exists (a redelivery: success)."""
     try:
-        get_runtime().service.create(creation.workflow, creation.id, creation.params)
+        service.create(creation.workflow, creation.id, creation.params)
     except InstanceAlreadyExists:
         logger().info(
             "instance already exists; trigger already handled",
@@ -174,11 +178,11 @@ def create(creation: Creation) -> bool:
     return True
 
 
-def record_handler(record: SQSRecord) -> str:
+def record_handler(record: SQSRecord, service: InstanceService) -> str:
     """Create the instance one trigger message asks for; raise to report the record failed."""
     try:
         creation = from_message(record.body, record.message_id)
-        create(creation)
+        create(creation, service)
     except WorkflowError as exc:
         logger().error(
             "trigger message failed; it is retried, then dead-lettered",
@@ -188,11 +192,11 @@ def record_handler(record: SQSRecord) -> str:
     return str(creation.id)
 
 
-def event_handler(event: Mapping[str, Any]) -> dict[str, Any]:
+def event_handler(event: Mapping[str, Any], service: InstanceService) -> dict[str, Any]:
     """Create the instance one EventBridge event asks for; raise when it is malformed."""
     try:
         creation = from_event(event)
-        created = create(creation)
+        created = create(creation, service)
     except WorkflowError as exc:
         logger().error(
             "trigger event failed; Lambda retries it, then dead-letters it",
@@ -202,20 +206,30 @@ def event_handler(event: Mapping[str, Any]) -> dict[str, Any]:
     return {"workflow": creation.workflow, "id": creation.id, "created": created}
 
 
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """The Lambda entry point: an SQS batch, or one EventBridge event."""
-    if "Records" in event:
-        response = process_partial_response(
-            event=event,
-            record_handler=record_handler,
-            # a batch of only bad records is answered like any other, not raised
-            processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False),
-            context=context,
+def make_handler(runtime: RuntimeSource) -> LambdaHandler:
+    """The Lambda entry point (an SQS batch, or one EventBridge event), on ``runtime``."""
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        if "Records" in event:
+            service = runtime_of(runtime).service
+            response = process_partial_response(
+                event=event,
+                record_handler=lambda record: record_handler(record, service),
+                # a batch of only bad records is answered like any other, not raised
+                processor=BatchProcessor(
+                    event_type=EventType.SQS, raise_on_entire_batch_failure=False
+                ),
+                context=context,
+            )
+            return dict(response)
+        if "detail-type" in event and "source" in event:
+            return event_handler(event, runtime_of(runtime).service)
+        raise ValueError(
+            "TriggerFunction takes SQS batches or EventBridge events; got an event with keys "
+            f"{sorted(event)[:10]}"
         )
-        return dict(response)
-    if "detail-type" in event and "source" in event:
-        return event_handler(event)
-    raise ValueError(
-        "TriggerFunction takes SQS batches or EventBridge events; got an event with keys "
-        f"{sorted(event)[:10]}"
-    )
+
+    return handler
+
+
+handler = make_handler(get_runtime)

@@ -20,7 +20,7 @@ from typing import Any
 
 import boto3
 
-from workflows.aws.runtime import AwsRuntime, build_runtime, set_runtime
+from workflows.aws.runtime import AwsRuntime, build_runtime
 from workflows.aws.settings import AwsSettings
 from workflows.aws.sqs import parse_work_message, work_message
 from workflows.engine.clock import Clock
@@ -90,10 +90,12 @@ class LocalAws:
         self.sqs = self.session.client("sqs")
         self.scheduler = self.session.client("scheduler")
         self.invocations = 0
+        from workflows.entrypoints.runner import make_handler
+
+        self._runner_handler = make_handler(self.runtime)
 
     def close(self) -> None:
         """Stop moto (everything is forgotten)."""
-        set_runtime(None)
         self._mock.stop()
 
     # --- the work queue -------------------------------------------------------------------
@@ -116,11 +118,9 @@ class LocalAws:
         ``BaseException`` (a simulated crash) propagates, leaving the messages in flight: call
         :meth:`redeliver` to model their visibility timeout running out.
         """
-        from workflows.entrypoints.runner import handler
-
-        set_runtime(self.runtime)
         self.invocations += 1
-        response = handler(sqs_event(messages, self.settings.work_queue_arn), LambdaContext())
+        event = sqs_event(messages, self.settings.work_queue_arn)
+        response = self._runner_handler(event, LambdaContext())
         failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
         for message in messages:
             if message["MessageId"] in failed:

@@ -57,6 +57,9 @@ class LocalRuntime:
             on_status=self._status_changed,
         )
         self.workflows = workflows
+        from workflows.entrypoints.api import make_handler
+
+        self._api_handler = make_handler(self.aws.runtime)
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
         self.crashes = 0
@@ -178,13 +181,9 @@ class LocalRuntime:
         Returns:
             The status, the headers and the body of the answer.
         """
-        from workflows.aws.runtime import set_runtime
-        from workflows.entrypoints.api import handler
-
         event = api_gateway_event(method, path, query, headers, body)
         with self._api_lock:
-            set_runtime(self.aws.runtime)
-            response = handler(event, LambdaContext("ApiFunction", 29_000))
+            response = self._api_handler(event, LambdaContext("ApiFunction", 29_000))
         payload = response.get("body") or ""
         if response.get("isBase64Encoded"):
             data = base64.b64decode(payload)

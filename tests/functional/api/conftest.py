@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from tests.functional.workflows_under_test import Lifecycle
-from workflows.aws.runtime import set_runtime
+from workflows.entrypoints import api as api_function
+from workflows.entrypoints import trigger as trigger_function
 from workflows.testing import WorkflowTestEnv
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
@@ -69,6 +70,8 @@ class Api:
         self.aws = env.aws
         self.writes = WriteLog()
         runtime = env.aws.runtime
+        self._api = api_function.make_handler(runtime)
+        self._trigger = trigger_function.make_handler(runtime)
         for client in (runtime.store.client, runtime.queue.client, runtime.wakeups.client):
             client.meta.events.register("after-call", self.writes)
 
@@ -76,10 +79,7 @@ class Api:
 
     def send(self, event: dict[str, Any]) -> Answer:
         """Call ApiFunction's handler with a proxy event."""
-        from workflows.entrypoints.api import handler
-
-        set_runtime(self.aws.runtime)
-        response = handler(event, None)
+        response = self._api(event, None)
         headers = {k: str(v) for k, v in (response.get("headers") or {}).items()}
         for key, values in (response.get("multiValueHeaders") or {}).items():
             headers[key] = ", ".join(str(v) for v in values)
@@ -89,6 +89,10 @@ class Api:
         except ValueError:
             decoded = body
         return Answer(int(response["statusCode"]), decoded, headers)
+
+    def trigger(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Call TriggerFunction's handler with an SQS batch or an EventBridge event."""
+        return self._trigger(event, None)
 
     def sample(self, name: str, instance_id: str | None = None) -> Answer:
         """Send a sample event, optionally about another instance than ``order-1001``."""
@@ -200,7 +204,6 @@ def module_api() -> Iterator[Api]:
 @pytest.fixture
 def api(module_api: Api) -> Api:
     """The module's API client, with the work queue drained and the write log cleared."""
-    set_runtime(module_api.aws.runtime)
     module_api.drain()
     module_api.writes.calls.clear()
     return module_api

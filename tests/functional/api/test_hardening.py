@@ -18,7 +18,6 @@ from workflows.engine.errors import InvalidInput
 from workflows.engine.limits import check_id
 from workflows.engine.model import InstanceRef
 from workflows.entrypoints.trigger import derived_id
-from workflows.entrypoints.trigger import handler as trigger
 
 from .conftest import Api, sample
 
@@ -221,7 +220,7 @@ def test_sqs_trigger_refuses_an_id_with_a_trailing_newline(api: Api) -> None:
     message = sqs_record("m-nl", {"workflow": "orders", "id": "t-1\n"})
 
     with nothing_written(api):
-        response = trigger({"Records": [message]}, None)
+        response = api.trigger({"Records": [message]})
 
     assert response == {"batchItemFailures": [{"itemIdentifier": "m-nl"}]}
 
@@ -231,7 +230,7 @@ def test_eventbridge_trigger_refuses_an_id_with_a_trailing_newline(api: Api) -> 
     event["detail"] = {"workflow": "orders", "id": "t-2\n"}
 
     with nothing_written(api), pytest.raises(InvalidInput, match="instance id"):
-        trigger(event, None)
+        api.trigger(event)
 
 
 def test_delivery_id_with_a_trailing_newline_derives_a_hashed_id(api: Api) -> None:
@@ -240,6 +239,6 @@ def test_delivery_id_with_a_trailing_newline_derives_a_hashed_id(api: Api) -> No
 
     assert derived != "sqs-m-2\n"
     assert check_id(derived) == derived
-    response = trigger({"Records": [sqs_record("m-2\n", {"workflow": "orders"})]}, None)
+    response = api.trigger({"Records": [sqs_record("m-2\n", {"workflow": "orders"})]})
     assert response == {"batchItemFailures": []}
     assert api.request("GET", f"{INSTANCES}/{derived}").status == 200

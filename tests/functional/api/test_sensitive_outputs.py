@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.runtime import set_runtime
 from workflows.testing import WorkflowTestEnv
 
 from .conftest import Api
@@ -36,7 +35,6 @@ def vault_api() -> Iterator[Api]:
 
 def test_the_api_redacts_a_sensitive_step_but_not_the_output(vault_api: Api) -> None:
     # GIVEN an instance created over HTTP whose first step is sensitive
-    set_runtime(vault_api.aws.runtime)
     created = vault_api.request("POST", "/workflows/vault/instances", {"id": "v-1"})
     assert created.status == 201
     # WHEN it has run to the end and its status is read over HTTP

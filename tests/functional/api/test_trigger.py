@@ -12,7 +12,7 @@ import pytest
 from workflows.engine.errors import InvalidInput, UnknownWorkflow
 from workflows.engine.limits import ID_PATTERN
 from workflows.engine.model import InstanceRef
-from workflows.entrypoints.trigger import derived_id, handler
+from workflows.entrypoints.trigger import derived_id
 
 from .conftest import Api, sample
 
@@ -48,7 +48,7 @@ def no_default(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_sqs_batch_creates_one_instance_per_message(api: Api, no_default: None) -> None:
     # WHEN the sample batch arrives: one message with an id, one without
-    response = handler(sample("sqs_trigger_batch.json"), None)
+    response = api.trigger(sample("sqs_trigger_batch.json"))
 
     # THEN both instances exist, the second under an id derived from its messageId
     assert response == {"batchItemFailures": []}
@@ -63,12 +63,12 @@ def test_sqs_batch_creates_one_instance_per_message(api: Api, no_default: None) 
 def test_redelivered_sqs_message_creates_one_instance(api: Api, no_default: None) -> None:
     # GIVEN a message without an id, handled once
     message = record("7d1f0c2a-aaaa-4bbb-8ccc-000000000001", {"workflow": "orders"})
-    assert handler(batch(message), None) == {"batchItemFailures": []}
+    assert api.trigger(batch(message)) == {"batchItemFailures": []}
     first = api.table()
 
     # WHEN SQS delivers it again (same messageId), alone and then twice in one batch
-    again = handler(batch(message), None)
-    twice = handler(batch(message, message), None)
+    again = api.trigger(batch(message))
+    twice = api.trigger(batch(message, message))
 
     # THEN every delivery succeeds, and there is still one instance with one first run
     assert again == twice == {"batchItemFailures": []}
@@ -78,7 +78,7 @@ def test_redelivered_sqs_message_creates_one_instance(api: Api, no_default: None
 
 def test_malformed_record_fails_alone(api: Api, no_default: None) -> None:
     # WHEN the sample batch with a truncated JSON body in the middle arrives
-    response = handler(sample("sqs_trigger_malformed.json"), None)
+    response = api.trigger(sample("sqs_trigger_malformed.json"))
 
     # THEN only that record is reported; the others created their instances
     assert response == {
@@ -114,7 +114,7 @@ def test_each_kind_of_malformed_record_is_reported_and_writes_nothing(
     before = set(instance_ids(api))
 
     # WHEN it is handled
-    response = handler(batch(good, bad), None)
+    response = api.trigger(batch(good, bad))
 
     # THEN only the malformed record is reported, and only the good one created an instance
     assert response == {"batchItemFailures": [{"itemIdentifier": bad["messageId"]}]}
@@ -128,14 +128,14 @@ def test_sqs_message_without_workflow_uses_trigger_workflow(
     monkeypatch.setenv("TRIGGER_WORKFLOW", "orders")
     message = record("3c3c3c3c-0000-4000-8000-00000000000c", {"params": {"amount": 4}})
 
-    assert handler(batch(message), None) == {"batchItemFailures": []}
+    assert api.trigger(batch(message)) == {"batchItemFailures": []}
     assert params_of(api, "sqs-3c3c3c3c-0000-4000-8000-00000000000c") == {"amount": 4}
 
 
 def test_batch_of_only_malformed_records_reports_them_all(api: Api, no_default: None) -> None:
     bad = [record(f"0d0d0d0d-0000-4000-8000-00000000000{n}", "nope") for n in range(2)]
 
-    response = handler(batch(*bad), None)
+    response = api.trigger(batch(*bad))
 
     assert response == {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in bad]}
 
@@ -148,7 +148,7 @@ def test_eventbridge_event_creates_an_instance_with_the_detail_as_params(
 ) -> None:
     # WHEN the sample event (detail names the workflow) arrives
     event = sample("eventbridge_trigger.json")
-    answer = handler(event, None)
+    answer = api.trigger(event)
 
     # THEN the instance id comes from the event id, and the params are the detail less
     # the key that only routed it
@@ -162,11 +162,11 @@ def test_redelivered_eventbridge_event_creates_one_instance(api: Api, no_default
     # GIVEN an event handled once
     event = sample("eventbridge_trigger.json")
     event["id"] = "11111111-2222-4333-8444-555555555555"
-    assert handler(event, None)["created"] is True
+    assert api.trigger(event)["created"] is True
     first = api.table()
 
     # WHEN EventBridge delivers it again (at-least-once, same event id)
-    again = handler(event, None)
+    again = api.trigger(event)
 
     # THEN it is a success that created nothing
     assert again == {
@@ -183,7 +183,7 @@ def test_eventbridge_event_without_workflow_uses_trigger_workflow_and_its_id(
 ) -> None:
     monkeypatch.setenv("TRIGGER_WORKFLOW", "orders")
 
-    answer = handler(sample("eventbridge_trigger_default_workflow.json"), None)
+    answer = api.trigger(sample("eventbridge_trigger_default_workflow.json"))
 
     assert answer == {"workflow": "orders", "id": "order-4001", "created": True}
     assert params_of(api, "order-4001") == {"id": "order-4001", "amount": 13}
@@ -206,7 +206,7 @@ def test_malformed_eventbridge_event_raises_and_writes_nothing(
     before = api.table()
 
     with pytest.raises(error):
-        handler(event, None)
+        api.trigger(event)
 
     assert api.table() == before
     assert api.drain() == []
@@ -214,7 +214,7 @@ def test_malformed_eventbridge_event_raises_and_writes_nothing(
 
 def test_an_event_of_another_kind_is_refused(api: Api) -> None:
     with pytest.raises(ValueError, match="SQS batches or EventBridge events"):
-        handler({"hello": "world"}, None)
+        api.trigger({"hello": "world"})
 
 
 # --- derived ids ----------------------------------------------------------------------------
