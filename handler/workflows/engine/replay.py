@@ -300,10 +300,9 @@ class Replay:
             if isinstance(exc, Exception | asyncio.CancelledError) or SCOPE.get() is not None:
                 raise
             # The invocation died inside this step (a crash, a Lambda timeout): run() must not
-            # get that as a value (gather(return_exceptions=True)) and go on writing.
+            # get that as a value (gather(return_exceptions=True)) and go on. Steps already
+            # running beside it finish; then the pass ends with the crash.
             self._died = self._died or exc
-            if self._root_task is not None:
-                self._root_task.cancel()
             parked = True
             await self._parking.park()
         finally:
@@ -366,6 +365,8 @@ class Replay:
         afterwards, means run() caught the cancellation of a parked step and went on. The
         step must not run before what suspended has happened: it suspends (parks) too.
         """
+        if self._died is not None:  # the invocation is dead: nothing new starts
+            self.suspend(SuspendReason.RELOAD)
         started = self._suspended_tasks
         if started is None or asyncio.current_task() in started:
             return
