@@ -15,25 +15,28 @@ finished, paused, or waiting for an event. Event-wait timeouts fire only when th
 the clock past them (``env.clock.advance("1 day")``).
 
 Raise :class:`Crash` anywhere in ``run()`` or a step callback to kill the invocation as a
-Lambda timeout or crash would: nothing of that attempt is recorded, and the work is delivered
-again at once (the dead invocation's lease is treated as expired), replaying from the journal.
+Lambda timeout or crash would: nothing of that attempt is recorded, and its work message is
+delivered again at once; it takes back the lease it held, and the instance replays from its
+journal.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Coroutine, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
+from .engine.clients import WorkflowInstance
 from .engine.clock import to_datetime
 from .engine.durations import Duration, parse_duration
 from .engine.entrypoint import Env, WorkflowEntrypoint
 from .engine.errors import SuspendReason
 from .engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
-from .engine.model import InstanceRef, InstanceStatusView, JournalEntry
+from .engine.model import InstanceRef, JournalEntry
 from .engine.runner import Runner, RunnerSettings
 from .engine.service import BatchResult, InstanceService
 
@@ -88,50 +91,19 @@ class VirtualClock:
         await asyncio.sleep(0)
 
 
-class TestInstance:
-    """A handle on one instance, with the same methods as the real ``WorkflowInstance``."""
+class TestInstance(WorkflowInstance):
+    """A handle on one instance: the client's handle (status, events, pause, resume,
+    terminate, restart), plus its journal."""
 
     __test__ = False  # not a pytest test class
 
     def __init__(self, env: WorkflowTestEnv, ref: InstanceRef) -> None:
+        super().__init__(env.service, ref)
         self._env = env
-        self.ref = ref
-
-    @property
-    def id(self) -> str:
-        return self.ref.id
-
-    def status(self) -> InstanceStatusView:
-        """``status``, ``output``, ``error`` and the step timeline."""
-        return self._env.service.status(self.ref)
-
-    def send_event(self, *, type: str, payload: Any = None, key: str | None = None) -> None:
-        """Send an event; buffered until a matching ``wait_for_event``. ``key`` (optional)
-        makes a retry safe: a second send with the same key stores nothing."""
-        self._env.service.send_event(self.ref, type, payload, key=key)
-
-    def pause(self) -> None:
-        """Pause at the next step boundary."""
-        self._env.service.pause(self.ref)
-
-    def resume(self) -> None:
-        """Resume; pending sleeps and retry delays move by the time spent paused."""
-        self._env.service.resume(self.ref)
-
-    def terminate(self) -> None:
-        """Stop the instance for good."""
-        self._env.service.terminate(self.ref)
-
-    def restart(self) -> None:
-        """Run again from the top."""
-        self._env.service.restart(self.ref)
 
     def journal(self) -> list[JournalEntry]:
         """The recorded journal entries (current generation), oldest first."""
         return sorted(self._env.store.load(self.ref).entries, key=lambda e: (e.at, e.key))
-
-    def __repr__(self) -> str:
-        return f"TestInstance({self.ref})"
 
 
 class TestWorkflow:
@@ -160,6 +132,153 @@ class WakeUp:
     at: float
     ref: InstanceRef
     reason: SuspendReason
+
+
+class _Backend(Protocol):
+    """Where a test env's instances live and how their work reaches the runner.
+
+    Each work message is run as one runner invocation. An invocation that dies (a
+    :class:`Crash`) records nothing more; its message is delivered again, as the queue would
+    once its visibility timeout ran out, and takes back the lease it held (the lease is taken
+    in the message's name), so the instance resumes from its journal.
+    """
+
+    store: Any
+    service: InstanceService
+    runner: Runner
+    invocations: int
+    crashes: int
+
+    def deliver_one(self) -> bool:
+        """Run one visible work message; False when none is visible."""
+        ...
+
+    def run_once(self, ref: InstanceRef) -> None:
+        """Post a work message for ``ref`` and run it."""
+        ...
+
+    def fire_due(self) -> bool:
+        """Turn due wake-ups into work messages; True when work became visible."""
+        ...
+
+    def pending_wake_ups(self) -> list[WakeUp]:
+        """Wake-ups not yet due, earliest first."""
+        ...
+
+    def next_visible_at(self) -> float | None:
+        """When the next delayed work message becomes visible (None: none is delayed)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the backend holds."""
+        ...
+
+
+class _MemoryBackend:
+    """The in-memory store, queue and scheduler."""
+
+    def __init__(
+        self,
+        workflows: Mapping[str, type[WorkflowEntrypoint]],
+        clock: VirtualClock,
+        settings: RunnerSettings | None,
+        env: Callable[[], Env],
+    ) -> None:
+        self.store = MemoryStore()
+        self.queue = MemoryQueue(clock)
+        self.scheduler = MemoryScheduler()
+        self.service = InstanceService(workflows, self.store, self.queue, self.scheduler, clock)
+        self.runner = Runner(
+            workflows, self.store, self.queue, self.scheduler, clock, settings, env=env
+        )
+        self.clock = clock
+        self.invocations = 0
+        self.crashes = 0
+        self._redelivered: list[tuple[str, InstanceRef]] = []  # (message id, instance)
+
+    def deliver_one(self) -> bool:
+        if self._redelivered:
+            self._invoke(*self._redelivered.pop(0))
+            return True
+        ref = self.queue.receive()
+        if ref is None:
+            return False
+        self._invoke(uuid.uuid4().hex, ref)
+        return True
+
+    def run_once(self, ref: InstanceRef) -> None:
+        self._invoke(uuid.uuid4().hex, ref)
+
+    def _invoke(self, message_id: str, ref: InstanceRef) -> None:
+        self.invocations += 1
+        try:
+            _run(self.runner.advance(ref, owner=message_id))
+        except Crash:
+            self.crashes += 1
+            self._redelivered.append((message_id, ref))
+
+    def fire_due(self) -> bool:
+        due = self.scheduler.pop_due(self.clock.time())
+        for wake_up in due:
+            self.queue.send(wake_up.ref)
+        visible_at = self.queue.next_visible_at()
+        return bool(due) or (visible_at is not None and visible_at <= self.clock.time())
+
+    def pending_wake_ups(self) -> list[WakeUp]:
+        return [WakeUp(w.at, w.ref, w.reason) for w in self.scheduler.pending()]
+
+    def next_visible_at(self) -> float | None:
+        return self.queue.next_visible_at()
+
+    def close(self) -> None:
+        pass
+
+
+class _AwsBackend:
+    """The real adapters and RunnerFunction handler on an embedded AWS (moto)."""
+
+    def __init__(
+        self,
+        workflows: Mapping[str, type[WorkflowEntrypoint]],
+        clock: VirtualClock,
+        settings: RunnerSettings | None,
+        values: Mapping[str, Any],
+    ) -> None:
+        from .local.aws import TEST_RUNNER, LocalAws
+
+        self.aws = LocalAws(
+            workflows, clock, runner_settings=settings or TEST_RUNNER, env_values=values
+        )
+        self.store = self.aws.runtime.store
+        self.service = self.aws.runtime.service
+        self.runner = self.aws.runtime.runner
+        self.invocations = 0
+        self.crashes = 0
+
+    def deliver_one(self) -> bool:
+        messages = self.aws.receive(max_messages=1)
+        if not messages:
+            return False
+        self.invocations += 1
+        if self.aws.run_invocation(messages, dies=(Crash,)) is not None:
+            self.crashes += 1
+        return True
+
+    def run_once(self, ref: InstanceRef) -> None:
+        self.aws.send(ref)
+        self.deliver_one()
+
+    def fire_due(self) -> bool:
+        return bool(self.aws.fire_due_schedules())
+
+    def pending_wake_ups(self) -> list[WakeUp]:
+        return [WakeUp(s.at, s.ref, SuspendReason(s.reason)) for s in self.aws.schedules()]
+
+    def next_visible_at(self) -> float | None:
+        return None  # every wake-up is a schedule here (moto delays messages in real time)
+
+    def close(self) -> None:
+        self.aws.close()
 
 
 class WorkflowTestEnv:
@@ -192,44 +311,38 @@ class WorkflowTestEnv:
         self.backend = backend
         self.workflows = dict(workflows)
         self.clock = VirtualClock(start)
-        self.invocations = 0
-        self.crashes = 0
         values = dict(env or {})
         self.aws: Any = None
+        self._backend: _Backend
         if backend == "aws":
-            from .local.aws import TEST_RUNNER, LocalAws
-
-            self.aws = LocalAws(
-                self.workflows,
-                self.clock,
-                runner_settings=settings or TEST_RUNNER,
-                env_values=values,
+            aws = _AwsBackend(self.workflows, self.clock, settings, values)
+            self.aws = aws.aws
+            self._backend = aws
+        else:
+            memory = _MemoryBackend(
+                self.workflows, self.clock, settings, lambda: Env(values, self.workflow)
             )
-            self.store: Any = self.aws.runtime.store
-            self.service: InstanceService = self.aws.runtime.service
-            self.runner: Runner = self.aws.runtime.runner
-            return
-        self.store = MemoryStore()
-        self.queue = MemoryQueue(self.clock)
-        self.scheduler = MemoryScheduler()
-        self.service = InstanceService(
-            self.workflows, self.store, self.queue, self.scheduler, self.clock
-        )
-        self.runner = Runner(
-            self.workflows,
-            self.store,
-            self.queue,
-            self.scheduler,
-            self.clock,
-            settings,
-            env=lambda: Env(values, self.workflow),
-        )
+            self.queue = memory.queue
+            self.scheduler = memory.scheduler
+            self._backend = memory
+        self.store: Any = self._backend.store
+        self.service: InstanceService = self._backend.service
+        self.runner: Runner = self._backend.runner
+
+    @property
+    def invocations(self) -> int:
+        """Runner invocations so far (one per work message delivered)."""
+        return self._backend.invocations
+
+    @property
+    def crashes(self) -> int:
+        """Invocations a :class:`Crash` killed so far."""
+        return self._backend.crashes
 
     def close(self) -> None:
         """Release the embedded AWS (aws backend); harmless otherwise."""
-        if self.aws is not None:
-            self.aws.close()
-            self.aws = None
+        self._backend.close()
+        self.aws = None
 
     def __enter__(self) -> WorkflowTestEnv:
         return self
@@ -250,9 +363,8 @@ class WorkflowTestEnv:
 
     def get(self, workflow: str, id: str) -> TestInstance:
         """A handle on an existing instance."""
-        ref = InstanceRef(workflow, id)
-        self.store.get(ref)
-        return TestInstance(self, ref)
+        record = self.service.get(InstanceRef(workflow, id))
+        return TestInstance(self, record.ref)
 
     def workflow(self, name: str) -> TestWorkflow:
         """A client of one workflow (what ``self.env.workflow(name)`` returns in a workflow)."""
@@ -263,9 +375,7 @@ class WorkflowTestEnv:
 
     def pending_wake_ups(self) -> list[WakeUp]:
         """Scheduled wake-ups not yet fired, earliest first."""
-        if self.aws is not None:
-            return [WakeUp(s.at, s.ref, SuspendReason(s.reason)) for s in self.aws.schedules()]
-        return [WakeUp(w.at, w.ref, w.reason) for w in self.scheduler.pending()]
+        return self._backend.pending_wake_ups()
 
     def run_until_idle(self, max_invocations: int = 100_000) -> None:
         """Run everything runnable, skipping virtual time over sleeps and retry delays.
@@ -273,14 +383,12 @@ class WorkflowTestEnv:
         Returns when every instance is finished, paused, or waiting for an event.
         """
         for _ in range(max_invocations):
-            if self._deliver_one():
-                continue
-            if self._fire_due():
+            if self._backend.deliver_one() or self._backend.fire_due():
                 continue
             upcoming = [
                 w.at for w in self.pending_wake_ups() if w.reason is not SuspendReason.EVENT
             ]
-            if self.aws is None and (visible_at := self.queue.next_visible_at()) is not None:
+            if (visible_at := self._backend.next_visible_at()) is not None:
                 upcoming.append(visible_at)
             if not upcoming:
                 return
@@ -292,55 +400,7 @@ class WorkflowTestEnv:
 
     def run_once(self, workflow: str, id: str) -> None:
         """Deliver one wake-up to one instance, as one runner invocation."""
-        ref = InstanceRef(workflow, id)
-        if self.aws is not None:
-            self.aws.send(ref)
-            self._deliver_one()
-        else:
-            self._invoke(ref)
-
-    def _deliver_one(self) -> bool:
-        if self.aws is not None:
-            messages = self.aws.receive(max_messages=1)
-            if not messages:
-                return False
-            self.invocations += 1
-            try:
-                self.aws.invoke_runner(messages)
-            except Crash:
-                from .aws.sqs import parse_work_message
-
-                self.crashes += 1
-                for message in messages:
-                    self.store.break_lease(parse_work_message(message["Body"]))
-                self.aws.redeliver(messages)
-            return True
-        ref = self.queue.receive()
-        if ref is None:
-            return False
-        self._invoke(ref)
-        return True
-
-    def _fire_due(self) -> bool:
-        if self.aws is not None:
-            return bool(self.aws.fire_due_schedules())
-        due = self.scheduler.pop_due(self.clock.time())
-        for wake_up in due:
-            self.queue.send(wake_up.ref)
-        return bool(due) or bool(len(self.queue) and self._queue_visible())
-
-    def _queue_visible(self) -> bool:
-        visible_at = self.queue.next_visible_at()
-        return visible_at is not None and visible_at <= self.clock.time()
-
-    def _invoke(self, ref: InstanceRef) -> None:
-        self.invocations += 1
-        try:
-            _run(self.runner.advance(ref))
-        except Crash:
-            self.crashes += 1
-            self.store.break_lease(ref)
-            self.queue.send(ref)
+        self._backend.run_once(InstanceRef(workflow, id))
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:

@@ -135,6 +135,30 @@ class LocalAws:
                 )
         return response
 
+    def run_invocation(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        dies: tuple[type[BaseException], ...] = (BaseException,),
+    ) -> BaseException | None:
+        """One RunnerFunction invocation for ``messages``, which may die.
+
+        Returns None when the handler returned (see :meth:`invoke_runner`). When one of
+        ``dies`` escapes it — the invocation died, as a Lambda timeout or crash ends one — its
+        messages are made visible again at once (their visibility timeout ran out, early) and
+        the exception is returned. Nothing else needs mending: the lease is taken in the
+        message's name, so each message delivered again takes back the lease it held, and the
+        instance resumes from its journal. Ctrl-C and ``SystemExit`` always propagate.
+        """
+        try:
+            self.invoke_runner(messages)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except dies as exc:
+            self.redeliver(messages)
+            return exc
+        return None
+
     def redeliver(self, messages: list[dict[str, Any]]) -> None:
         """Make in-flight messages visible again (their invocation died)."""
         for message in messages:

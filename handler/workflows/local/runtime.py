@@ -7,7 +7,7 @@
   event for the real ApiFunction handler.
 
 A step callback that raises :class:`workflows.testing.Crash` kills its invocation as a Lambda
-crash would: the message is redelivered and the dead invocation's lease is treated as expired.
+crash would: the message is redelivered and takes back the lease it held.
 """
 
 from __future__ import annotations
@@ -105,20 +105,16 @@ class LocalRuntime:
         return False
 
     def _invoke(self, messages: list[dict[str, Any]]) -> None:
-        try:
-            self.aws.invoke_runner(messages)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:  # a simulated crash: the invocation died
-            self.crashes += 1
-            for message in messages:
-                ref = parse_work_message(message["Body"])
-                self.aws.runtime.store.break_lease(ref)
-                self.out(
-                    f"[{iso(self.clock.time())}] {ref} invocation died ({exc}); the message "
-                    "is redelivered and the instance resumes from its journal"
-                )
-            self.aws.redeliver(messages)
+        died = self.aws.run_invocation(messages)  # any exception escaping it: a crash
+        if died is None:
+            return
+        self.crashes += 1
+        for message in messages:
+            self.out(
+                f"[{iso(self.clock.time())}] {parse_work_message(message['Body'])} invocation "
+                f"died ({died}); the message is redelivered and the instance resumes from its "
+                "journal"
+            )
 
     def run_until_idle(self, max_steps: int = 100_000) -> None:
         """Work until nothing is runnable (what ``workflows run`` uses)."""
