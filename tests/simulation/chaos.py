@@ -100,9 +100,9 @@ def program_of(case: int) -> Program:
 def fault_free(sim: World, program: Program) -> tuple[Expected, RunResult]:
     """The model and the fault-free run of ``program`` (kept for the program's next seed)."""
     global _REFERENCE
-    if _REFERENCE is None or _REFERENCE[0] != program.case:
+    if _REFERENCE is None or _REFERENCE[0] != program.number:
         expected = expect(program)
-        _REFERENCE = (program.case, expected, Driver(sim, program, [], "ref").run())
+        _REFERENCE = (program.number, expected, Driver(sim, program, [], "ref").run())
     return _REFERENCE[1], _REFERENCE[2]
 
 

@@ -98,7 +98,7 @@ class Driver:
         self.world = world
         self.program = program
         self.script = script
-        self.ids = [f"c{program.case}-{tag}-{k}" for k in range(program.instances)]
+        self.ids = [f"p{program.number}-{tag}-{k}" for k in range(program.instances)]
         self.anomalies: list[str] = []
         self.accepted: dict[str, Counter[str]] = {i: Counter() for i in self.ids}
         self._numbers: Counter[tuple[str, str]] = Counter()

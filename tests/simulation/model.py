@@ -43,7 +43,7 @@ def expect(program: Program) -> Expected:
     for op in program.ops:
         for child in op.children if isinstance(op, Gather) else (op,):
             if isinstance(child, Do):
-                value = _do(program.case, child, expected)
+                value = _do(program.number, child, expected)
                 if value is None:  # an uncaught failure: the instance errors here
                     name, message = failure(child, child.last_attempt)
                     expected.status, expected.error = "errored", {"name": name, "message": message}
@@ -59,7 +59,7 @@ def expect(program: Program) -> Expected:
     return expected
 
 
-def _do(case: int, op: Do, expected: Expected) -> Any:
+def _do(program: int, op: Do, expected: Expected) -> Any:
     key = step_key(op.name, 1, None)
     retries = RetryConfig(op.limit, op.delay, op.backoff)
     for attempt in range(1, op.last_attempt):
@@ -70,7 +70,7 @@ def _do(case: int, op: Do, expected: Expected) -> Any:
         name, message = failure(op, op.last_attempt)
         expected.journal[key] = ["step-error", name, message]
         return {"caught": [name, message]} if op.catch else None
-    value = result_value(case, op.name, op.last_attempt)
+    value = result_value(program, op.name, op.last_attempt)
     expected.journal[key] = ["step", value]
     return value
 

@@ -1,11 +1,11 @@
-"""A random workflow program per case, the one workflow class that interprets it, and the
+"""A random workflow program, the one workflow class that interprets it, and the
 values ``run()`` saw.
 
 A program is data (it travels as the instance's params): sequential and gathered ``step.do``
 calls whose callbacks fail a chosen number of attempts, ``NonRetryableError``, failures caught
 in ``run()``, short and long sleeps, event waits (events sent before, during and after the run
 reaches them; several of one type) and a wait that times out. Callback results are a pure
-function of (case, step name, attempt), so every run of a program must end the same way.
+function of (program, step name, attempt), so every run of a program must end the same way.
 """
 
 from __future__ import annotations
@@ -103,11 +103,11 @@ class EventPlan:
 
 @dataclass(frozen=True)
 class Program:
-    """What one case runs: the ops of run(), the events to send, how many instances, and how
+    """What a case runs: the ops of run(), the events to send, how many instances, and how
     the runners pace themselves (``eager``: look for signals before every step, never wait
     in-process; ``lambda``: the deployed settings, short retry delays slept in-process)."""
 
-    case: int
+    number: int  # seeds 2k and 2k+1 run program k
     ops: tuple[Op, ...]
     events: tuple[EventPlan, ...] = ()
     instances: int = 1
@@ -115,7 +115,7 @@ class Program:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "case": self.case,
+            "number": self.number,
             "instances": self.instances,
             "pacing": self.pacing,
             "events": [[e.type, e.when] for e in self.events],
@@ -125,7 +125,7 @@ class Program:
     @staticmethod
     def from_json(data: dict[str, Any]) -> Program:
         return Program(
-            case=int(data["case"]),
+            number=int(data["number"]),
             ops=tuple(_op_from(op) for op in data["ops"]),
             events=tuple(EventPlan(t, w) for t, w in data["events"]),
             instances=int(data["instances"]),
@@ -185,9 +185,9 @@ def _describe(op: Op) -> str:
 # --- generating -------------------------------------------------------------------------------
 
 
-def generate(case: int) -> Program:
-    """The program of ``case`` (same case, same program)."""
-    rng = random.Random(f"program-{case}")
+def generate(number: int) -> Program:
+    """Program ``number`` (same number, same program)."""
+    rng = random.Random(f"program-{number}")
     ops: list[Op] = []
     events: list[EventPlan] = []
     for i in range(rng.randint(2, 7)):
@@ -222,7 +222,7 @@ def generate(case: int) -> Program:
         fail = rng.randint(1, 2)
         ops.append(Do(f"s{len(ops)}", fail=fail, limit=fail - 1, nonretryable=rng.random() < 0.3))
     instances = 2 if rng.random() < 0.2 else 1
-    return Program(case, tuple(ops), tuple(events), instances, rng.choice(["eager", "lambda"]))
+    return Program(number, tuple(ops), tuple(events), instances, rng.choice(["eager", "lambda"]))
 
 
 def _random_do(rng: random.Random, name: str, *, may_fail: bool) -> Do:
@@ -239,9 +239,9 @@ def _random_do(rng: random.Random, name: str, *, may_fail: bool) -> Do:
 # --- the workflow -----------------------------------------------------------------------------
 
 
-def result_value(case: int, name: str, attempt: int) -> str:
+def result_value(program: int, name: str, attempt: int) -> str:
     """What the callback of step ``name`` returns on ``attempt`` (a pure function)."""
-    digest = hashlib.sha256(f"{case}/{name}/{attempt}".encode()).hexdigest()[:8]
+    digest = hashlib.sha256(f"{program}/{name}/{attempt}".encode()).hexdigest()[:8]
     return f"{name}@{attempt}:{digest}"
 
 
@@ -269,14 +269,14 @@ class Observations:
 OBSERVED = Observations()
 
 
-def _callback(case: int, op: Do, instance_id: str) -> Callable[[Any], Any]:
+def _callback(program: int, op: Do, instance_id: str) -> Callable[[Any], Any]:
     async def attempt(ctx: Any) -> str:
         if OBSERVED.on_callback is not None and not OBSERVED.dead():
             OBSERVED.on_callback(instance_id, op.name)
         if ctx.attempt <= op.fail:
             name, message = failure(op, ctx.attempt)
             raise NonRetryableError(message) if name == "NonRetryableError" else StepBoom(message)
-        return result_value(case, op.name, ctx.attempt)
+        return result_value(program, op.name, ctx.attempt)
 
     return attempt
 
@@ -307,7 +307,7 @@ class ChaosWorkflow(WorkflowEntrypoint):
         for op in program.ops:
             if isinstance(op, Do):
                 try:
-                    value = await step.do(op.name, op.config(), _callback(program.case, op, iid))
+                    value = await step.do(op.name, op.config(), _callback(program.number, op, iid))
                 except StepFailedError as exc:
                     if not op.catch:
                         raise
@@ -325,7 +325,7 @@ class ChaosWorkflow(WorkflowEntrypoint):
                 saw(op.name, value)
             else:
                 calls = [
-                    step.do(c.name, c.config(), _callback(program.case, c, iid))
+                    step.do(c.name, c.config(), _callback(program.number, c, iid))
                     if isinstance(c, Do)
                     else step.sleep(c.name, c.seconds)
                     for c in op.children

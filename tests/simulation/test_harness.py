@@ -13,9 +13,9 @@ from .program import Do, EventPlan, Program, Sleep, Wait, generate, result_value
 
 
 def test_a_case_always_generates_the_same_program_and_it_survives_the_params() -> None:
-    for case in range(50):
-        program = generate(case)
-        assert generate(case) == program
+    for number in range(50):
+        program = generate(number)
+        assert generate(number) == program
         assert Program.from_json(program.to_json()) == program
 
 
