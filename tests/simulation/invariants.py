@@ -50,7 +50,7 @@ def check(
     for item, count in sorted(run.journal_puts.items()):
         if count > 1:
             found.append(Violation("recorded-once", f"journal item {item} written {count} times"))
-    return found
+    return sorted(found, key=lambda v: ORDER.index(v.invariant))  # the most fundamental first
 
 
 def _instance(
