@@ -19,7 +19,7 @@ from typing import Any
 from .driver import InstanceOutcome, RunResult
 from .model import Expected, recorded_value
 
-ORDER = ("stuck", "ending", "journal", "recorded-once", "seen", "events", "handler")
+ORDER = ("stuck", "ending", "journal", "recorded-once", "seen", "events", "handler", "harness")
 
 
 @dataclass(frozen=True, order=True)
