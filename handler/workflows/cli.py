@@ -55,12 +55,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _registry() -> dict[str, Any]:
     """The workflows ``WORKFLOWS`` registers; exit 2 saying what to set when there are none."""
-    from workflows.engine.errors import NOTHING_REGISTERED
+    from workflows.engine.errors import NOTHING_REGISTERED, ConfigurationError
     from workflows.registry import load_workflows
 
     try:
         workflows = load_workflows()
-    except RuntimeError as exc:
+    except ConfigurationError as exc:
         print(f"workflows: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     if not workflows:

@@ -13,7 +13,7 @@ import importlib
 import os
 
 from .engine.entrypoint import WorkflowEntrypoint
-from .engine.errors import InvalidInput
+from .engine.errors import ConfigurationError, InvalidInput
 from .engine.limits import check_workflow_name
 
 Registry = dict[str, type[WorkflowEntrypoint]]
@@ -24,7 +24,7 @@ def load_workflows(spec: str | None = None) -> Registry:
     (none when it is empty).
 
     Raises:
-        RuntimeError: a pair is malformed, or a module or class cannot be found (at start-up,
+        ConfigurationError: a pair is malformed, or a module or class cannot be found (at start-up,
             naming it).
     """
     text = os.environ.get("WORKFLOWS", "") if spec is None else spec
@@ -33,14 +33,14 @@ def load_workflows(spec: str | None = None) -> Registry:
         name, sep, target = pair.partition("=")
         module_name, colon, class_name = target.strip().partition(":")
         if not sep or not colon or not module_name or not class_name:
-            raise RuntimeError(
+            raise ConfigurationError(
                 f"WORKFLOWS entry {pair!r} is malformed; write name=module:Class, e.g. "
                 "orders=my_app.workflows:OrderWorkflow"
             )
         try:
             check_workflow_name(name.strip())
         except InvalidInput as exc:
-            raise RuntimeError(f"WORKFLOWS entry {pair!r}: {exc}") from None
+            raise ConfigurationError(f"WORKFLOWS entry {pair!r}: {exc}") from None
         registry[name.strip()] = _import_class(module_name, class_name, pair)
     return registry
 
@@ -49,16 +49,16 @@ def _import_class(module_name: str, class_name: str, pair: str) -> type[Workflow
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise RuntimeError(
+        raise ConfigurationError(
             f"WORKFLOWS entry {pair!r}: cannot import module {module_name!r} ({exc})"
         ) from None
     cls = getattr(module, class_name, None)
     if cls is None:
-        raise RuntimeError(
+        raise ConfigurationError(
             f"WORKFLOWS entry {pair!r}: module {module_name!r} has no class {class_name!r}"
         )
     if not (isinstance(cls, type) and issubclass(cls, WorkflowEntrypoint)):
-        raise RuntimeError(
+        raise ConfigurationError(
             f"WORKFLOWS entry {pair!r}: {module_name}:{class_name} is not a WorkflowEntrypoint "
             "subclass"
         )

@@ -10,7 +10,7 @@ import pytest
 
 from examples import EXAMPLES, GOOD_WORKFLOWS
 from examples.showcase import SHOWCASE_WORKFLOWS, SubscriptionWorkflow
-from workflows.engine.errors import UnknownWorkflow
+from workflows.engine.errors import ConfigurationError, UnknownWorkflow, WorkflowError
 from workflows.registry import load_workflows
 from workflows.testing import WorkflowTestEnv
 
@@ -72,9 +72,10 @@ def test_the_library_never_imports_the_examples() -> None:
     ],
 )
 def test_a_bad_entry_fails_at_start_up_naming_it(spec: str, fragment: str) -> None:
-    with pytest.raises(RuntimeError, match="WORKFLOWS entry") as info:
+    with pytest.raises(ConfigurationError, match="WORKFLOWS entry") as info:
         load_workflows(spec)
     assert fragment in str(info.value)
+    assert isinstance(info.value, WorkflowError) and not isinstance(info.value, RuntimeError)
 
 
 @pytest.mark.parametrize("handler", ["api", "runner", "trigger", "sweep"])

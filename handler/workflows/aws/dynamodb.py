@@ -8,12 +8,12 @@ value is the one everybody continues with: the first writer wins, always.
 What makes wake-ups never lost: every write to the instance item bumps ``version``, and the
 runner's writes are conditional on the version it loaded (see ``workflows.engine.runner``).
 
-``ClientError`` codes become domain errors here: ConditionalCheckFailed → a lost race handled
-in place, throttling → StorageThrottled, anything else → StorageError; so do botocore's own
-errors (connection refused or reset, read timeouts): every one is a StorageError, which the
-engine treats as "try again later", never as a step failure. A timeout after sending leaves the
-outcome unknown; callers resolve it by reading back (a conditional put that did happen makes
-the retry lose to itself and hand back the same entry), never by guessing.
+A failed condition (ConditionalCheckFailed, or a transaction cancelled by one) is a lost race,
+handled in place here; every other failure goes through :func:`workflows.aws.errors.translate`
+and becomes a StorageError, which the engine treats as "try again later", never as a step
+failure. A timeout after sending leaves the outcome unknown; callers resolve it by reading back
+(a conditional put that did happen makes the retry lose to itself and hand back the same
+entry), never by guessing.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from workflows.engine.errors import (
     InstanceNotFound,
     InvalidInput,
     StorageError,
-    StorageThrottled,
 )
 from workflows.engine.model import (
     FINISHED,
@@ -47,50 +46,25 @@ from workflows.engine.transitions import Change
 
 from . import items as it
 from .cursors import CursorSigner
+from .errors import error_code, translate
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 T = TypeVar("T")
 
-_THROTTLED = {
-    "ProvisionedThroughputExceededException",
-    "ThrottlingException",
-    "RequestLimitExceeded",
-}
 _TRANSACTION_BYTES = 3_500_000  # under the 4 MB TransactWriteItems limit
 _TRANSACTION_ITEMS = 100
 # leased and set running; waitingForPause is leased as it is (the runner pauses it)
 _LEASED_TO_RUN = sorted(RUNNABLE - {InstanceStatus.WAITING_FOR_PAUSE})
 
 
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
-def _translate(exc: ClientError) -> Exception:
-    """The domain error for an unexpected ClientError."""
-    code = _code(exc)
-    if code in _THROTTLED:
-        return StorageThrottled(f"DynamoDB throttled the request ({code}); retry")
-    if code == "ValidationException" and "size" in str(exc).lower():
-        return InvalidInput(f"value too large for DynamoDB: {exc}")
-    return StorageError(f"DynamoDB call failed ({code}): {exc}")
-
-
-def _unreachable(exc: BotoCoreError) -> StorageError:
-    """The domain error for a call that failed on the wire (its outcome may be unknown)."""
-    return StorageError(f"DynamoDB call failed ({type(exc).__name__}): {exc}; retry")
-
-
 def _boundary(call: Callable[[], T]) -> T:
     """Run one DynamoDB call, turning ClientErrors and botocore errors into domain errors."""
     try:
         return call()
-    except ClientError as exc:
-        raise _translate(exc) from exc
-    except BotoCoreError as exc:
-        raise _unreachable(exc) from exc
+    except (ClientError, BotoCoreError) as exc:
+        raise translate(exc, "DynamoDB") from exc
 
 
 class DynamoStore:
@@ -575,7 +549,7 @@ class DynamoStore:
         try:
             self.client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
         except ClientError as exc:
-            if _code(exc) == "TransactionCanceledException":
+            if error_code(exc) == "TransactionCanceledException":
                 reasons = exc.response.get("CancellationReasons", [])
                 failed = [
                     i for i, r in enumerate(reasons) if r.get("Code") == "ConditionalCheckFailed"
@@ -583,9 +557,9 @@ class DynamoStore:
                 if failed:
                     old = reasons[failed[0]].get("Item")
                     raise _ConditionFailed(dict(old) if old else None, failed, reasons) from None
-            raise _translate(exc) from exc
+            raise translate(exc, "DynamoDB") from exc
         except BotoCoreError as exc:
-            raise _unreachable(exc) from exc
+            raise translate(exc, "DynamoDB") from exc
 
 
 class _ConditionFailed(Exception):
@@ -615,11 +589,11 @@ def _boundary_raw(call: Callable[[], T]) -> T:
     try:
         return call()
     except ClientError as exc:
-        if _code(exc) == "ConditionalCheckFailedException":
+        if error_code(exc) == "ConditionalCheckFailedException":
             raise _ConditionFailed(exc.response.get("Item")) from None  # type: ignore[arg-type]
-        raise _translate(exc) from exc
+        raise translate(exc, "DynamoDB") from exc
     except BotoCoreError as exc:
-        raise _unreachable(exc) from exc
+        raise translate(exc, "DynamoDB") from exc
 
 
 def _not_found(ref: InstanceRef) -> InstanceNotFound:

@@ -16,13 +16,16 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import BotoCoreError, ClientError
 
 from workflows.engine.clock import Clock, to_datetime
-from workflows.engine.errors import StorageError, SuspendReason
+from workflows.engine.errors import SuspendReason
 from workflows.engine.model import InstanceRef
 
+from .errors import error_code, translate
 from .sqs import MAX_DELAY, SqsWorkQueue, work_message
 
 if TYPE_CHECKING:
     from mypy_boto3_scheduler import EventBridgeSchedulerClient
+
+_SERVICE = "EventBridge Scheduler"
 
 
 def schedule_prefix(ref: InstanceRef) -> str:
@@ -92,11 +95,11 @@ class SchedulerWakeUps:
                 },
             )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConflictException":
+            if error_code(exc) == "ConflictException":
                 return  # the same wake-up is already scheduled
-            raise StorageError(f"could not schedule a wake-up for {ref}: {exc}") from exc
+            raise translate(exc, _SERVICE, f"CreateSchedule for {ref}") from exc
         except BotoCoreError as exc:
-            raise StorageError(f"could not schedule a wake-up for {ref}: {exc}") from exc
+            raise translate(exc, _SERVICE, f"CreateSchedule for {ref}") from exc
 
     def cancel(self, ref: InstanceRef) -> None:
         prefix = schedule_prefix(ref)
@@ -106,12 +109,12 @@ class SchedulerWakeUps:
             )
             names = [s["Name"] for page in pages for s in page.get("Schedules", [])]
         except (ClientError, BotoCoreError) as exc:
-            raise StorageError(f"could not list the wake-ups of {ref}: {exc}") from exc
+            raise translate(exc, _SERVICE, f"ListSchedules of {ref}") from exc
         for name in names:
             try:
                 self.client.delete_schedule(Name=name, GroupName=self.group)
             except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
-                    raise StorageError(f"could not cancel wake-up {name}: {exc}") from exc
+                if error_code(exc) != "ResourceNotFoundException":  # else: fired meanwhile
+                    raise translate(exc, _SERVICE, f"DeleteSchedule {name}") from exc
             except BotoCoreError as exc:
-                raise StorageError(f"could not cancel wake-up {name}: {exc}") from exc
+                raise translate(exc, _SERVICE, f"DeleteSchedule {name}") from exc

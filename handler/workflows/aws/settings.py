@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from workflows.engine.errors import ConfigurationError
+
 _VARIABLES = {
     "table_name": "TABLE_NAME",
     "work_queue_url": "WORK_QUEUE_URL",
@@ -30,13 +32,22 @@ class AwsSettings(BaseModel):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> AwsSettings:
-        """Read the settings; a missing variable is named in the error."""
+        """Read the settings; a missing or malformed variable is a ConfigurationError naming
+        it."""
         env = os.environ if environ is None else environ
         missing = [var for var in _VARIABLES.values() if not env.get(var)]
         if missing:
-            raise RuntimeError(
+            raise ConfigurationError(
                 f"missing environment variable(s) {', '.join(missing)}; they are set by "
                 "template.yaml (Globals) on AWS and by `workflows dev` locally"
             )
         values = {field: env[var] for field, var in _VARIABLES.items()}
-        return cls(**values, retention_days=float(env.get("RETENTION_DAYS") or 30))
+        days = env.get("RETENTION_DAYS") or "30"
+        try:
+            retention_days = float(days)
+        except ValueError:
+            raise ConfigurationError(
+                f"RETENTION_DAYS={days!r} is not a number of days; set it to e.g. 30 (the "
+                "stack's RetentionDays parameter)"
+            ) from None
+        return cls(**values, retention_days=retention_days)

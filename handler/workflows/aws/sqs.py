@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from workflows.engine.errors import InvalidInput, StorageError
+from workflows.engine.errors import InvalidInput
 from workflows.engine.model import InstanceRef
+
+from .errors import translate
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -53,7 +55,7 @@ class SqsWorkQueue:
                 QueueUrl=self.queue_url, MessageBody=work_message(ref), DelaySeconds=seconds
             )
         except (ClientError, BotoCoreError) as exc:
-            raise StorageError(f"could not post work for {ref} to SQS: {exc}") from exc
+            raise translate(exc, "SQS", f"SendMessage for {ref}") from exc
 
     def send_many(self, refs: Sequence[InstanceRef]) -> None:
         for start in range(0, len(refs), BATCH):
@@ -67,7 +69,7 @@ class SqsWorkQueue:
                     Entries=entries,  # type: ignore[arg-type]
                 )
             except (ClientError, BotoCoreError) as exc:
-                raise StorageError(f"could not post work to SQS: {exc}") from exc
+                raise translate(exc, "SQS", f"SendMessageBatch of {len(chunk)}") from exc
             for failed in response.get("Failed", []):
                 # retry the few that failed one by one; a persistent failure surfaces
                 self.send(chunk[int(failed["Id"])])

@@ -160,16 +160,21 @@ class InvalidTransition(WorkflowError):
 # --- raised inside the engine ---------------------------------------------------------------
 
 
-class StorageError(WorkflowError):
-    """The durable store failed (throttled, unavailable, misconfigured); safe to retry."""
+class InfrastructureError(WorkflowError):
+    """An AWS service failed (throttled, unavailable, timed out, refused): safe to retry.
+
+    Never a step failure: the engine stops the pass, gives the work back and it is delivered
+    again later. A write whose call timed out may have happened; whoever retries it resolves
+    that by reading back, never by guessing.
+    """
+
+    code = "infrastructure_error"
+
+
+class StorageError(InfrastructureError):
+    """The instance store (DynamoDB) failed; safe to retry."""
 
     code = "storage_error"
-
-
-class StorageThrottled(StorageError):
-    """The store asked us to slow down; retry with backoff."""
-
-    code = "throttled"
 
 
 class ConcurrentModification(WorkflowError):

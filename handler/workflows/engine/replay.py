@@ -26,9 +26,9 @@ from .clock import Clock
 from .config import StepConfig
 from .entrypoint import WorkflowEntrypoint, WorkflowEvent
 from .errors import (
+    InfrastructureError,
     NonDeterminismError,
     StepLimitExceeded,
-    StorageError,
     Suspend,
     SuspendReason,
     UnawaitedStepError,
@@ -139,7 +139,7 @@ class Replay:
         self._suspensions: list[Suspend] = []
         self._suspended_tasks: set[asyncio.Task[Any]] | None = None
         self._fatal: WorkflowError | None = None
-        self._infra: StorageError | None = None
+        self._infra: InfrastructureError | None = None
         self.new_steps = 0
         self.retries = 0
         self._last_recorded = max(journal.by_position, default=0)
@@ -376,14 +376,14 @@ class Replay:
     def _store(self, call: Callable[[], T]) -> T:
         """Call the store from inside run(): a failure is the engine's, never the step's.
 
-        A StorageError (throttled, unreachable, outcome unknown) must not reach run(), where
-        ``except Exception`` could take it for a failed step. The pass stops instead, and the
-        runner gives the work back; the next delivery reloads the journal, so a write that
+        An InfrastructureError (throttled, unreachable, outcome unknown) must not reach run(),
+        where ``except Exception`` could take it for a failed step. The pass stops instead, and
+        the runner gives the work back; the next delivery reloads the journal, so a write that
         did happen is seen there, and one that did not is made again.
         """
         try:
             return call()
-        except StorageError as exc:
+        except InfrastructureError as exc:
             if self._infra is None:
                 self._infra = exc
             self.suspend(SuspendReason.INFRA)

@@ -15,8 +15,9 @@ so a wake-up that is lost anyway (a dropped message, a schedule never created) i
 recovery sweep.
 
 An infrastructure failure (the store or the queue throttled, unreachable, an outcome unknown) is
-never a step failure: it ends the advance with the StorageError, after giving the lease back, so
-the invocation reports the message as failed and a later delivery continues from the journal.
+never a step failure: it ends the advance with the InfrastructureError, after giving the lease
+back, so the invocation reports the message as failed and a later delivery continues from the
+journal.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from . import codec
 from .clock import Clock
 from .entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
-from .errors import StorageError, SuspendReason
+from .errors import InfrastructureError, SuspendReason
 from .journal import Journal
 from .model import (
     FINISHED,
@@ -136,8 +137,8 @@ class Runner:
             lease or nothing is runnable (that runner will see any new signal itself).
 
         Raises:
-            StorageError: the store or the queue failed; the lease was given back (when that
-                was possible), nothing is lost, deliver the work again later.
+            InfrastructureError: the store or the queue failed; the lease was given back (when
+                that was possible), nothing is lost, deliver the work again later.
         """
         owner = owner or uuid.uuid4().hex
         try:
@@ -151,7 +152,7 @@ class Runner:
         if this fails too, the lease expires and the sweep finds the instance then)."""
         try:
             self.store.release_lease(ref, owner, self.clock.time())
-        except StorageError as exc:
+        except InfrastructureError as exc:
             log.warning("could not release the lease of %s: %s", ref, exc)
 
     async def _advance(

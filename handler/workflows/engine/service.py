@@ -19,9 +19,9 @@ from .clock import Clock
 from .errors import (
     NOTHING_REGISTERED,
     ConcurrentModification,
+    InfrastructureError,
     InvalidInput,
     InvalidTransition,
-    StorageError,
     UnknownWorkflow,
     WorkflowError,
 )
@@ -352,7 +352,7 @@ class InstanceService:
         succeed, and failing it would only invite a retry that finds the id taken."""
         try:
             send()
-        except StorageError as exc:
+        except InfrastructureError as exc:
             log.warning(
                 "wake-up of %s not posted (%s); the recovery sweep will post it",
                 ", ".join(map(str, refs)),

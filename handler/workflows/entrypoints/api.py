@@ -58,11 +58,11 @@ from workflows.engine.errors import (
     NOTHING_REGISTERED,
     ConcurrentModification,
     ConfigurationError,
+    InfrastructureError,
     InstanceAlreadyExists,
     InstanceNotFound,
     InvalidInput,
     InvalidTransition,
-    StorageError,
     UnknownWorkflow,
 )
 from workflows.engine.limits import check_id
@@ -403,7 +403,7 @@ def _domain(status: int) -> Callable[[Exception], Response[dict[str, Any]]]:
     return answer
 
 
-def _storage_failed(exc: StorageError) -> Response[dict[str, Any]]:
+def _storage_failed(exc: InfrastructureError) -> Response[dict[str, Any]]:
     logger().warning("storage failed", extra={"error": str(exc)})
     message = f"the store is unavailable; nothing was changed, retry shortly ({exc.code})"
     return _error(503, "storage_error", message, {"Retry-After": "1"})
@@ -478,7 +478,7 @@ _ANSWERS: list[tuple[type[Exception] | list[type[Exception]], Callable[..., Any]
     (InvalidInput, _domain(400)),
     ([UnknownWorkflow, InstanceNotFound], _domain(404)),
     ([InstanceAlreadyExists, InvalidTransition, ConcurrentModification], _domain(409)),
-    (StorageError, _storage_failed),
+    (InfrastructureError, _storage_failed),
     (ConfigurationError, _misconfigured),
     (RequestValidationError, _invalid_request),
     (RequestUnsupportedContentType, _unsupported_media),

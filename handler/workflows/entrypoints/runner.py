@@ -1,11 +1,11 @@
 """RunnerFunction: advances instances named by work-queue messages.
 
 Triggered by the work queue with ``ReportBatchItemFailures``: each message is one instance to
-advance; a message whose instance fails for an infrastructure reason (a StorageError: throttled,
-unreachable, outcome unknown) is reported and redelivered, the others succeed. The lease is
-taken in the message's name, so the same message delivered again takes back the lease it held
-if giving it back failed; and the message comes back after a short backoff instead of the
-queue's long visibility timeout. A malformed message is logged and dropped (it can never
+advance; a message whose instance fails for an infrastructure reason (an InfrastructureError:
+throttled, unreachable, outcome unknown) is reported and redelivered, the others succeed. The
+lease is taken in the message's name, so the same message delivered again takes back the lease
+it held if giving it back failed; and the message comes back after a short backoff instead of
+the queue's long visibility timeout. A malformed message is logged and dropped (it can never
 succeed, and redelivering it would only park it in the DLQ).
 """
 
@@ -25,7 +25,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from workflows.aws.runtime import AwsRuntime, get_runtime
 from workflows.aws.sqs import parse_work_message
-from workflows.engine.errors import InvalidInput, StorageError
+from workflows.engine.errors import InfrastructureError, InvalidInput
 from workflows.engine.runner import AdvanceResult
 from workflows.observability import logger, metrics
 from workflows.registry import load_workflows
@@ -58,7 +58,7 @@ def record_handler(record: SQSRecord, runtime: AwsRuntime) -> AdvanceResult | No
         remaining = remaining_seconds()
         clock = (lambda: remaining_seconds() or 0.0) if remaining is not None else None
         result = asyncio.run(runtime.runner.advance(ref, clock, owner=record.message_id))
-    except StorageError as exc:
+    except InfrastructureError as exc:
         log.warning("giving the work back for later", extra={"error": str(exc)})
         runtime.queue.retry_later(record.receipt_handle, _backoff(record))
         raise
