@@ -113,7 +113,7 @@ def _run(name: str, params_text: str, instance_id: str | None) -> int:
     _quiet_powertools()
     from workflows.engine.errors import WorkflowError
     from workflows.local.runtime import LocalRuntime
-    from workflows.timeline import render
+    from workflows.text_timeline import render
 
     try:
         params = json.loads(params_text)
@@ -140,7 +140,7 @@ def _run(name: str, params_text: str, instance_id: str | None) -> int:
 
 
 def _status(name: str, instance_id: str, url: str) -> int:
-    from workflows.timeline import render
+    from workflows.text_timeline import render
 
     target = f"{url.rstrip('/')}/workflows/{name}/instances/{instance_id}"
     try:

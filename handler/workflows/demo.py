@@ -122,7 +122,7 @@ def _report(lines: list[str], results: Iterable[Any], crashes: int) -> bool:
     """Print what the runtime did, each timeline and the demo's checks; True if all passed."""
     from examples.showcase import attempts
 
-    from .timeline import render
+    from .text_timeline import render
 
     print("\n--- what the local runtime did (status polls left out) " + "-" * 16)
     print("\n".join(line for line in lines if not line.startswith("GET /workflows/")))

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
+from .engine.advance import Runner, RunnerSettings
 from .engine.clients import WorkflowInstance
 from .engine.clock import to_datetime
 from .engine.durations import Duration, parse_duration
@@ -37,7 +38,6 @@ from .engine.entrypoint import Env, WorkflowEntrypoint
 from .engine.errors import SuspendReason
 from .engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
 from .engine.model import InstanceRef, JournalEntry
-from .engine.runner import Runner, RunnerSettings
 from .engine.service import BatchResult, InstanceService
 
 __all__ = [
@@ -244,9 +244,9 @@ class _AwsBackend:
         settings: RunnerSettings | None,
         values: Mapping[str, Any],
     ) -> None:
-        from .local.aws import TEST_RUNNER, LocalAws
+        from .local.embedded import TEST_RUNNER, EmbeddedAws
 
-        self.aws = LocalAws(
+        self.aws = EmbeddedAws(
             workflows, clock, runner_settings=settings or TEST_RUNNER, env_values=values
         )
         self.store = self.aws.runtime.store

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from workflows import WorkflowEntrypoint
-from workflows.engine.runner import RunnerSettings
+from workflows.engine.advance import RunnerSettings
 from workflows.testing import WorkflowTestEnv
 
 BACKENDS = ("memory", "aws")

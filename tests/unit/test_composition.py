@@ -103,3 +103,19 @@ def test_each_entrypoint_takes_the_runtime_it_works_on(entrypoint: str) -> None:
     module = importlib.import_module(f"workflows.entrypoints.{entrypoint}")
     assert callable(module.make_handler)
     assert callable(module.handler)  # make_handler(get_runtime): what template.yaml names
+
+
+def test_a_module_name_says_its_role_once() -> None:
+    # Two modules of one name made readers guess which was meant: the Lambda handler and the
+    # engine's advance (runner.py), the step timeline and its text (timeline.py), the embedded
+    # AWS and the adapters (local/aws.py reads like workflows.aws).
+    names = {str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")}
+    assert {"entrypoints/runner.py", "engine/advance.py"} <= names
+    assert "engine/runner.py" not in names
+    assert {"engine/timeline.py", "text_timeline.py"} <= names and "timeline.py" not in names
+    assert "local/embedded.py" in names  # local/aws.py only re-exports it for old imports
+    from workflows.entrypoints import api_models
+    from workflows.local import aws, embedded
+
+    assert aws.LocalAws is embedded.EmbeddedAws
+    assert not {"NewInstance", "BatchResult"} & set(api_models.__all__)

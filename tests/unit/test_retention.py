@@ -13,10 +13,10 @@ from typing import Any, ClassVar
 import pytest
 
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from workflows.engine.advance import RunnerSettings
 from workflows.engine.errors import InvalidWorkflowError
 from workflows.engine.model import InstanceRef
 from workflows.engine.retention import Retention, parse_retention
-from workflows.engine.runner import RunnerSettings
 from workflows.testing import WorkflowTestEnv
 
 from .backends import EnvFactory

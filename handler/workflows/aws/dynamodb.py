@@ -6,7 +6,7 @@ the item already there (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) and tha
 value is the one everybody continues with: the first writer wins, always.
 
 What makes wake-ups never lost: every write to the instance item bumps ``version``, and the
-runner's writes are conditional on the version it loaded (see ``workflows.engine.runner``).
+runner's writes are conditional on the version it loaded (see ``workflows.engine.advance``).
 
 A failed condition (ConditionalCheckFailed, or a transaction cancelled by one) is a lost race,
 handled in place here; every other failure goes through :func:`workflows.aws.errors.translate`

@@ -15,10 +15,10 @@ from typing import Any
 
 import boto3
 
+from workflows.engine.advance import Runner, RunnerSettings, StatusListener
 from workflows.engine.clients import WorkflowClient
 from workflows.engine.clock import Clock, SystemClock
 from workflows.engine.entrypoint import Env, WorkflowEntrypoint
-from workflows.engine.runner import Runner, RunnerSettings, StatusListener
 from workflows.engine.service import InstanceService
 from workflows.registry import load_workflows
 

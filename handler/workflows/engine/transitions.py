@@ -3,7 +3,7 @@
 An instance moves only through the transitions below. The runner and the instance service
 build a transition and hand it to :meth:`InstanceStore.update`, which writes the
 :class:`Change` it yields, conditional on the version the decision was taken on (see
-:mod:`workflows.engine.runner` for why that loses no wake-up). Creation, leases and events are
+:mod:`workflows.engine.advance` for why that loses no wake-up). Creation, leases and events are
 single conditional writes of the store itself (their rules are in the store's port,
 :mod:`workflows.engine.ports`), listed here so the whole machine reads in one table.
 

@@ -71,10 +71,10 @@ from workflows.engine.service import InstanceService
 from workflows.observability import logger
 from workflows.registry import load_workflows
 
-from ._runtime import LambdaHandler, RuntimeSource, runtime_of
+from ._wiring import LambdaHandler, RuntimeSource, runtime_of
 from .api_models import (
     MAX_BATCH,
-    BatchResult,
+    BatchResultBody,
     ErrorBody,
     EventAccepted,
     InstanceDetails,
@@ -82,7 +82,7 @@ from .api_models import (
     InstanceList,
     InstanceSummary,
     JsonValue,
-    NewInstance,
+    NewInstanceBody,
     StatusChange,
     WorkflowList,
 )
@@ -218,11 +218,11 @@ def list_workflows() -> WorkflowList:
 def create_instance(
     name: WorkflowName,
     new: Annotated[
-        NewInstance | None, Body(description="Omit for a generated id, no params.")
+        NewInstanceBody | None, Body(description="Omit for a generated id, no params.")
     ] = None,
 ) -> InstanceHandle:
     """Create an instance and queue its first run; a taken id is a 409."""
-    new = new or NewInstance()
+    new = new or NewInstanceBody()
     record = _service().create(_workflow(name), new.requested_id, new.params)
     return InstanceHandle(id=record.id, status=record.status)
 
@@ -241,13 +241,13 @@ def create_instance(
 )
 def create_batch(
     name: WorkflowName,
-    items: Annotated[list[NewInstance], Body(max_length=MAX_BATCH, description="≤ 100 items.")],
-) -> Response[BatchResult]:
+    items: Annotated[list[NewInstanceBody], Body(max_length=MAX_BATCH, description="≤ 100 items.")],
+) -> Response[BatchResultBody]:
     """Create many instances at once."""
     result = _service().create_batch(
         _workflow(name), [{"id": i.requested_id, "params": i.params} for i in items]
     )
-    answer = BatchResult.model_validate(result.to_dict())
+    answer = BatchResultBody.model_validate(result.to_dict())
     status = HTTPStatus.CREATED if answer.created else HTTPStatus.OK
     return Response(status_code=status, content_type=_JSON, body=answer)
 

@@ -19,7 +19,7 @@ from workflows.engine.service import MAX_BATCH
 __all__ = [
     "MAX_BATCH",
     "BatchError",
-    "BatchResult",
+    "BatchResultBody",
     "ErrorBody",
     "ErrorDetail",
     "EventAccepted",
@@ -28,7 +28,7 @@ __all__ = [
     "InstanceList",
     "InstanceSummary",
     "JsonValue",
-    "NewInstance",
+    "NewInstanceBody",
     "StatusChange",
     "StepError",
     "StepView",
@@ -52,7 +52,7 @@ class _Request(BaseModel):
 # --- requests -------------------------------------------------------------------------------
 
 
-class NewInstance(_Request):
+class NewInstanceBody(_Request):
     """One instance to create: an optional id (generated when omitted) and its params."""
 
     instance_id: str | None = Field(
@@ -74,7 +74,7 @@ class NewInstance(_Request):
     )
 
     @model_validator(mode="after")
-    def _one_id(self) -> NewInstance:
+    def _one_id(self) -> NewInstanceBody:
         if self.instance_id is not None and self.id is not None:
             raise ValueError("give either instance_id or id, not both")
         return self
@@ -134,7 +134,7 @@ class BatchError(BaseModel):
     message: str
 
 
-class BatchResult(BaseModel):
+class BatchResultBody(BaseModel):
     """What a batch create did. Sending the same batch again creates nothing."""
 
     created: list[str] = Field(description="Ids of the instances created by this request.")

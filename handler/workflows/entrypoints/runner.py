@@ -25,12 +25,12 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from workflows.aws.runtime import AwsRuntime, get_runtime
 from workflows.aws.sqs import parse_work_message
+from workflows.engine.advance import AdvanceResult
 from workflows.engine.errors import InfrastructureError, InvalidInput
-from workflows.engine.runner import AdvanceResult
 from workflows.observability import logger, metrics
 from workflows.registry import load_workflows
 
-from ._runtime import LambdaHandler, RuntimeSource, runtime_of
+from ._wiring import LambdaHandler, RuntimeSource, runtime_of
 
 load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 

@@ -21,7 +21,7 @@ from workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
 from workflows.observability import logger, metrics
 from workflows.registry import load_workflows
 
-from ._runtime import LambdaHandler, RuntimeSource, runtime_of
+from ._wiring import LambdaHandler, RuntimeSource, runtime_of
 
 load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 

@@ -52,7 +52,7 @@ from workflows.engine.service import InstanceService
 from workflows.observability import logger
 from workflows.registry import load_workflows
 
-from ._runtime import LambdaHandler, RuntimeSource, runtime_of
+from ._wiring import LambdaHandler, RuntimeSource, runtime_of
 
 load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 

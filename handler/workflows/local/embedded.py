@@ -3,8 +3,8 @@ adapters and the real RunnerFunction handler driven by hand.
 
 moto stores EventBridge Scheduler schedules but never fires them, and honours SQS delays in
 real time; so wake-ups all go through schedules here (``sqs_max_delay=0``), and
-:meth:`LocalAws.fire_due_schedules` fires the due ones itself — sending the schedule's input to
-the work queue and deleting it, as ``ActionAfterCompletion=DELETE`` would.
+:meth:`EmbeddedAws.fire_due_schedules` fires the due ones itself — sending the schedule's input
+to the work queue and deleting it, as ``ActionAfterCompletion=DELETE`` would.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import boto3
 from workflows.aws.runtime import AwsRuntime, build_runtime
 from workflows.aws.settings import AwsSettings
 from workflows.aws.sqs import parse_work_message, work_message
+from workflows.engine.advance import RunnerSettings, StatusListener
 from workflows.engine.clock import Clock
 from workflows.engine.entrypoint import WorkflowEntrypoint
 from workflows.engine.model import InstanceRef
-from workflows.engine.runner import RunnerSettings, StatusListener
 
 _AT = re.compile(r"^at\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\)$")
 TEST_RUNNER = RunnerSettings(lease_seconds=960.0, inline_wait=0.0, signal_interval=0.0)
@@ -42,7 +42,7 @@ class PendingSchedule:
     reason: str
 
 
-class LocalAws:
+class EmbeddedAws:
     """moto + provisioned resources + the engine wired to them.
 
     Args:

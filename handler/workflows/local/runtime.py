@@ -20,13 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from workflows.aws.sqs import parse_work_message
+from workflows.engine.advance import RunnerSettings
 from workflows.engine.clock import iso
 from workflows.engine.entrypoint import WorkflowEntrypoint
 from workflows.engine.model import InstanceRecord
-from workflows.engine.runner import RunnerSettings
 
-from .aws import LambdaContext, LocalAws
 from .clock import SkippingClock
+from .embedded import EmbeddedAws, LambdaContext
 
 DEV_RUNNER = RunnerSettings(lease_seconds=960.0, inline_wait=1.0, signal_interval=0.0)
 Printer = Callable[[str], None]
@@ -49,7 +49,7 @@ class LocalRuntime:
         self._statuses: dict[str, str] = {}
         self._lock = threading.Lock()
         self._api_lock = threading.Lock()  # see handle_http
-        self.aws = LocalAws(
+        self.aws = EmbeddedAws(
             workflows,
             self.clock,
             runner_settings=DEV_RUNNER,

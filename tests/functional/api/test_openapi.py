@@ -18,8 +18,8 @@ INSTANCE = "/workflows/{name}/instances/{instance_id}"
 # (method, path) → (success status, its schema, request body schema or None)
 ROUTES: dict[tuple[str, str], tuple[str, str, str | None]] = {
     ("get", "/workflows"): ("200", "WorkflowList", None),
-    ("post", "/workflows/{name}/instances"): ("201", "InstanceHandle", "NewInstance"),
-    ("post", "/workflows/{name}/instances/batch"): ("201", "BatchResult", "NewInstance"),
+    ("post", "/workflows/{name}/instances"): ("201", "InstanceHandle", "NewInstanceBody"),
+    ("post", "/workflows/{name}/instances/batch"): ("201", "BatchResultBody", "NewInstanceBody"),
     ("get", "/workflows/{name}/instances"): ("200", "InstanceList", None),
     ("get", INSTANCE): ("200", "InstanceDetails", None),
     ("patch", f"{INSTANCE}/status"): ("200", "InstanceHandle", "StatusChange"),
@@ -82,10 +82,10 @@ def test_route_documents_its_request_and_response_models(
 
 def test_request_models_carry_the_limits(document: dict[str, Any]) -> None:
     schemas = document["components"]["schemas"]
-    id_schema = schemas["NewInstance"]["properties"]["instance_id"]["anyOf"][0]
+    id_schema = schemas["NewInstanceBody"]["properties"]["instance_id"]["anyOf"][0]
     assert id_schema["maxLength"] == 100
     assert id_schema["pattern"] == r"^[a-zA-Z0-9_][a-zA-Z0-9\-_]*$"
-    assert schemas["NewInstance"]["additionalProperties"] is False
+    assert schemas["NewInstanceBody"]["additionalProperties"] is False
     batch = document["paths"]["/workflows/{name}/instances/batch"]["post"]["requestBody"]
     assert batch["content"]["application/json"]["schema"]["maxItems"] == 100
     actions = schemas["StatusChange"]["properties"]["status"]["enum"]

@@ -1,0 +1,17 @@
+"""The former name of :mod:`workflows.local.embedded` (``LocalAws`` is ``EmbeddedAws``), kept
+for the test harnesses that still import it; new code imports ``workflows.local.embedded``."""
+
+from __future__ import annotations
+
+from .embedded import TEST_RUNNER, EmbeddedAws, LambdaContext, PendingSchedule, sqs_event
+
+LocalAws = EmbeddedAws
+
+__all__ = [
+    "TEST_RUNNER",
+    "EmbeddedAws",
+    "LambdaContext",
+    "LocalAws",
+    "PendingSchedule",
+    "sqs_event",
+]
