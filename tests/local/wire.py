@@ -18,8 +18,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
-os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
 
 from examples import EXAMPLES
