@@ -62,7 +62,6 @@ CONTROL_REASONS = (
     SuspendReason.RELOAD,
     SuspendReason.YIELD,
 )
-TIMER_REASONS = (SuspendReason.SLEEP, SuspendReason.RETRY, SuspendReason.EVENT)
 # How often run() may carry on after catching the engine's suspension before that is fatal.
 MAX_SWALLOWED_SUSPENSIONS = 100
 
