@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SAMVENV := .venv-sam
 SAM := $(SAMVENV)/bin/sam
 
-.PHONY: demo test lint typecheck unit bench chaos install clean
+.PHONY: demo test lint typecheck unit bench chaos install sam clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -23,6 +23,10 @@ $(SAM):
 	$(SAMVENV)/bin/pip install --quiet 'aws-sam-cli>=1.170,<2' 'cfn-lint>=1.58,<2'
 
 install: $(STAMP) $(SAM)
+
+# `make sam` installs the SAM CLI (and cfn-lint) into .venv-sam: then `.venv-sam/bin/sam build`.
+sam: $(SAM)
+	@echo "sam is $(SAM): $(SAM) build && $(SAM) deploy --guided"
 
 demo: $(STAMP)
 	$(BIN)/python -m workflows.demo

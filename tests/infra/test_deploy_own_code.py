@@ -1,0 +1,108 @@
+"""Deploying your own code, as docs/deploy.md says: `sam build` packages it and its dependencies.
+
+A copy of the project gets a workflow module under ``handler/`` and a dependency in
+``handler/requirements.txt``; ``sam build`` (offline, no Docker) must put both in every
+function's artifact, and the artifact alone (no site-packages) must register the workflow from
+``WORKFLOWS`` and serve nothing without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAM = ROOT / ".venv-sam" / "bin" / "sam"
+FUNCTIONS = ("ApiFunction", "RunnerFunction", "TriggerFunction", "SweepFunction")
+DEPENDENCY = "humanize"  # pure Python, not a dependency of the project
+
+ORDERS = '''
+"""A user's workflow, in a package of its own under handler/."""
+
+import humanize
+
+from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+
+
+class Orders(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> str:
+        size = await step.do("size", lambda: humanize.naturalsize(event.payload["bytes"]))
+        return f"order of {size}"
+'''
+
+PROBE = """
+import json, sys
+sys.path[:0] = [sys.argv[1]]
+from workflows.registry import load_workflows
+import humanize  # from the artifact: site-packages are off (-S)
+print(json.dumps({name: cls.__module__ for name, cls in load_workflows().items()}))
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the project with a user's module, built by `sam build`."""
+    if not SAM.exists():
+        pytest.fail(f"{SAM} is missing: `make sam` installs it (make test does)")
+    project = tmp_path_factory.mktemp("project")
+    shutil.copy(ROOT / "template.yaml", project)
+    shutil.copy(ROOT / "samconfig.toml", project)
+    shutil.copytree(
+        ROOT / "handler",
+        project / "handler",
+        ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"),
+    )
+    shop = project / "handler" / "shop"
+    shop.mkdir()
+    (shop / "__init__.py").write_text("")
+    (shop / "orders.py").write_text(textwrap.dedent(ORDERS))
+    with (project / "handler" / "requirements.txt").open("a") as requirements:
+        requirements.write(f"\n{DEPENDENCY}>=4,<5\n")
+    env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1", "SAM_CLI_TELEMETRY": "0"}
+    result = subprocess.run(
+        [str(SAM), "build"], cwd=project, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return project / ".aws-sam" / "build"
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_every_function_carries_the_users_module_and_its_dependency(
+    built: Path, function: str
+) -> None:
+    artifact = built / function
+    assert (artifact / "shop" / "orders.py").is_file()
+    assert (artifact / DEPENDENCY).is_dir()
+    assert (artifact / "workflows" / "entrypoints" / "api.py").is_file()
+
+
+def _probe(artifact: Path, workflows: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WORKFLOWS")}
+    env["WORKFLOWS"] = workflows
+    return subprocess.run(
+        [sys.executable, "-S", "-c", PROBE, str(artifact)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_artifact_registers_the_workflow_workflows_names(built: Path) -> None:
+    result = _probe(built / "ApiFunction", "orders=shop.orders:Orders")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"orders": "shop.orders"}
+
+
+def test_the_artifact_registers_nothing_by_default(built: Path) -> None:
+    """The bundled examples ship in the zip but are never served unless WORKFLOWS names them."""
+    result = _probe(built / "ApiFunction", "")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {}
