@@ -1,0 +1,102 @@
+"""The ``workflows`` command.
+
+One module per family of commands: :mod:`.registered` (``list``, ``describe``),
+:mod:`.instances` (``instances list|describe``, ``status``, ``trigger``), :mod:`.control`
+(``pause``, ``resume``, ``terminate``, ``restart``, ``send-event``), :mod:`.local` (``dev``,
+``run``, ``dev-clock``); ``lint`` is :mod:`workflows.lint`'s own command. What they share
+(output streams, colour, exit codes) is in :mod:`.console`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+from workflows.remote import ApiError, ApiUnreachable
+
+from . import control, instances, local, registered
+from .console import CommandError, Console, Exit, api_error_message
+
+__all__ = ["main"]
+
+DESCRIPTION = """\
+Durable workflows on AWS: run them locally, and operate them through the HTTP API.
+
+Every command but dev, run and lint talks to the API at --url: by default WORKFLOWS_URL, else
+a workflows dev server on http://127.0.0.1:8787. Requests to an API Gateway (execute-api) URL
+are signed with SigV4 from your AWS credentials.
+
+exit status: 0 success; 1 the API answered an error, or the instance run followed failed;
+2 a usage error, bad input, an API that cannot be reached, or no workflow registered."""
+
+EXAMPLES = """\
+examples:
+  workflows dev                                  serve the API locally on port 8787
+  workflows run orders                           run one instance in this process
+  workflows list                                 the registered workflows
+  workflows describe orders                      one workflow, instance counts by status
+  workflows trigger orders --params '{"sku": "cat-poster"}'
+  workflows instances list orders --status waiting
+  workflows instances describe orders order-42   an instance's step timeline
+  workflows send-event orders order-42 approved --payload '{"user": "ana"}'
+  workflows pause orders order-42                (also resume, terminate, restart)
+  workflows dev-clock advance "2 days"           move the dev server's clock forward
+  workflows lint handler/                        check workflow code against the rules
+
+Run workflows COMMAND --help for a command's options and examples."""
+
+
+def package_version() -> str:
+    """The installed package's version."""
+    try:
+        return version("workflows")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command but ``lint`` (which parses its own options)."""
+    parser = argparse.ArgumentParser(
+        prog="workflows",
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"workflows {package_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    local.add_commands(commands)
+    registered.add_commands(commands)
+    instances.add_commands(commands)
+    control.add_commands(commands)
+    commands.add_parser(
+        "lint", help="check workflow code against the rules of Workflows (workflows lint -h)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``workflows`` console script; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["lint"]:  # the linter parses its own options (--format, --no-ignore)
+        from workflows.lint import main as lint_main
+
+        return lint_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    console = Console.standard()
+    prefix = f"workflows {args.command}"
+    try:
+        return int(args.handler(args, console))
+    except CommandError as exc:
+        console.message(f"{prefix}: {exc}")
+        return exc.code
+    except ApiError as exc:
+        console.message(f"{prefix}: {api_error_message(exc)}")
+        return Exit.FAILED
+    except ApiUnreachable as exc:
+        console.message(f"{prefix}: {exc}")
+        return Exit.USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""``workflows instances list|describe``, its alias ``workflows status``, and ``trigger``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from workflows.engine.model import InstanceStatus
+from workflows.text_timeline import render
+
+from .console import Console, add_api_options, add_command, api, json_option
+
+__all__ = ["add_commands"]
+
+MAX_PAGE = 1000  # the API's largest ?limit=
+
+
+def add_commands(commands: Any) -> None:
+    """Register ``instances list``, ``instances describe``, ``status`` and ``trigger``."""
+    instances = add_command(
+        commands,
+        "instances",
+        "list a workflow's instances, or show one instance's timeline",
+        [
+            "workflows instances list orders --status errored",
+            "workflows instances describe orders order-42",
+        ],
+        None,
+    )
+    family = instances.add_subparsers(dest="instances_command", required=True, metavar="COMMAND")
+    listing = add_command(
+        family,
+        "list",
+        "list a workflow's instances, newest first, one page at a time",
+        [
+            "workflows instances list orders",
+            "workflows instances list orders --status waiting --limit 10",
+            "workflows instances list orders --cursor CURSOR_FROM_THE_PREVIOUS_PAGE",
+        ],
+        list_instances,
+    )
+    listing.add_argument("name", help="the workflow's registered name")
+    listing.add_argument(
+        "--status", choices=[s.value for s in InstanceStatus], help="only instances in this status"
+    )
+    listing.add_argument(
+        "--limit", type=_page_size, help=f"page size, 1 to {MAX_PAGE} (default 50)"
+    )
+    listing.add_argument("--cursor", help="the cursor printed with the previous page")
+    add_api_options(listing, json_help="print the API's answer (instances and cursor) as JSON")
+
+    _describe_arguments(
+        add_command(
+            family,
+            "describe",
+            "show an instance: its status, output or error, and its step timeline",
+            [
+                "workflows instances describe orders order-42",
+                "workflows instances describe orders order-42 --json",
+            ],
+            describe_instance,
+        )
+    )
+    _describe_arguments(
+        add_command(
+            commands,
+            "status",
+            "show an instance (the same as workflows instances describe)",
+            ["workflows status orders order-42", "workflows status orders order-42 --json"],
+            describe_instance,
+        )
+    )
+    _add_trigger(commands)
+
+
+def _add_trigger(commands: Any) -> None:
+    trigger = add_command(
+        commands,
+        "trigger",
+        "create an instance of a workflow (it starts at once)",
+        [
+            "workflows trigger orders",
+            """workflows trigger orders --id order-42 --params '{"sku": "cat-poster"}'""",
+        ],
+        trigger_instance,
+    )
+    trigger.add_argument("name", help="the workflow's registered name")
+    trigger.add_argument("--id", help="the instance's id, unique forever (default: a new UUID)")
+    trigger.add_argument("--params", help="the instance's params as JSON (default: {})")
+    add_api_options(trigger, json_help="print the API's answer (id and status) as JSON")
+
+
+def _describe_arguments(describe: argparse.ArgumentParser) -> None:
+    describe.add_argument("name", help="the workflow's registered name")
+    describe.add_argument("id", help="the instance's id")
+    add_api_options(describe, json_help="print the API's answer as JSON")
+
+
+def _page_size(text: str) -> int:
+    try:
+        size = int(text)
+    except ValueError:
+        size = 0
+    if not 1 <= size <= MAX_PAGE:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from 1 to {MAX_PAGE}, not {text!r}"
+        )
+    return size
+
+
+def list_instances(args: argparse.Namespace, console: Console) -> int:
+    """``GET /workflows/{name}/instances``: a table, and how to get the next page."""
+    remote = api(args)
+    query = {"status": args.status, "limit": args.limit, "cursor": args.cursor}
+    body = remote.request("GET", remote.path("workflows", args.name, "instances", query=query)).body
+    if args.json:
+        console.json(body)
+        return 0
+    rows = body.get("instances", [])
+    width = max([len(r["id"]) for r in rows] + [2])
+    console.data(f"{'ID':<{width}}  {'STATUS':<15}  {'CREATED':<24}  FINISHED")
+    for row in rows:
+        # pad before colouring: escape codes have no width on screen
+        status = console.status(row["status"]) + " " * (15 - len(row["status"]))
+        created, finished = row.get("created") or "", row.get("finished") or ""
+        console.data(f"{row['id']:<{width}}  {status}  {created:<24}  {finished}")
+    if body.get("cursor"):
+        console.message(f"more: workflows instances list {args.name} --cursor {body['cursor']}")
+    return 0
+
+
+def describe_instance(args: argparse.Namespace, console: Console) -> int:
+    """``GET /workflows/{name}/instances/{id}``: the timeline."""
+    remote = api(args)
+    body = remote.request("GET", remote.path("workflows", args.name, "instances", args.id)).body
+    if args.json:
+        console.json(body)
+        return 0
+    head, _, rest = render(body).partition("\n")
+    instance, _, status = head.rpartition(": ")
+    console.data(f"{instance}: {console.status(status)}" + (f"\n{rest}" if rest else ""))
+    return 0
+
+
+def trigger_instance(args: argparse.Namespace, console: Console) -> int:
+    """``POST /workflows/{name}/instances``: the new instance's id and status."""
+    new: dict[str, Any] = {}
+    if args.id is not None:
+        new["instance_id"] = args.id
+    if args.params is not None:
+        new["params"] = json_option(args.params, "--params")
+    remote = api(args)
+    body = remote.request("POST", remote.path("workflows", args.name, "instances"), new).body
+    if args.json:
+        console.json(body)
+        return 0
+    console.data(f"{args.name}/{body['id']}: {console.status(body['status'])}")
+    console.message(f"follow it: workflows instances describe {args.name} {body['id']}")
+    return 0

@@ -1,0 +1,222 @@
+"""The commands that run workflows on this machine: ``dev``, ``run`` and ``dev-clock``.
+
+``dev`` and ``run`` load the workflows named by ``WORKFLOWS`` into a local runtime (the real
+Lambda handlers on an embedded, moto-backed AWS). ``dev-clock`` moves a running dev server's
+clock over HTTP, so a wait with a 2-day timeout can be tried in seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import signal
+from typing import Any
+
+from workflows.remote import ApiError
+
+from .console import CommandError, Console, Exit, add_api_options, add_command, api, json_option
+
+__all__ = ["DEFAULT_PORT", "add_commands"]
+
+DEFAULT_PORT = 8787
+
+
+def add_commands(commands: Any) -> None:
+    """Register ``dev``, ``run`` and ``dev-clock``."""
+    dev = add_command(
+        commands,
+        "dev",
+        "serve the HTTP API locally, on an embedded AWS, with the workflows WORKFLOWS names",
+        [
+            "WORKFLOWS=orders=shop.orders:OrderWorkflow workflows dev",
+            "workflows dev --port 9000 --skip-event-timeouts",
+        ],
+        serve,
+    )
+    dev.add_argument("--port", type=int, default=DEFAULT_PORT, help="default 8787")
+    dev.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1")
+    dev.add_argument(
+        "--real-time", action="store_true", help="wait out sleeps instead of skipping idle time"
+    )
+    dev.add_argument(
+        "--skip-event-timeouts",
+        action="store_true",
+        help="also skip the clock to the timeout of a wait_for_event when nothing else is due, "
+        "so waits with no event time out at once (see also workflows dev-clock)",
+    )
+
+    run = add_command(
+        commands,
+        "run",
+        "create one instance in this process, run it until it finishes or waits, show its timeline",
+        [
+            "workflows run orders",
+            """workflows run orders --id order-42 --params '{"sku": "cat-poster"}'""",
+        ],
+        run_once,
+    )
+    run.add_argument("name", help="the workflow's registered name")
+    run.add_argument("--params", default="{}", help="the instance's params as JSON (default: {})")
+    run.add_argument("--id", default=None, help="the instance's id (default: a new UUID)")
+
+    clock = add_command(
+        commands,
+        "dev-clock",
+        "move the clock of a running workflows dev forward (sleeps and event timeouts come due)",
+        ['workflows dev-clock advance "2 days"', 'workflows dev-clock advance "90 minutes" --json'],
+        None,
+    )
+    family = clock.add_subparsers(dest="clock_command", required=True, metavar="COMMAND")
+    advance = add_command(
+        family,
+        "advance",
+        "move the dev server's clock forward by a duration",
+        [
+            'workflows dev-clock advance "2 days"',
+            'workflows dev-clock advance "1 hour" --url http://127.0.0.1:9000',
+        ],
+        advance_clock,
+    )
+    advance.add_argument("by", help="a duration: 'N unit' (second, minute, hour, day, week, ...)")
+    add_api_options(advance, json_help="print the server's answer (its new time) as JSON")
+
+
+def _registry() -> dict[str, Any]:
+    """The workflows ``WORKFLOWS`` registers; a usage error saying what to set when none."""
+    from workflows.engine.errors import NOTHING_REGISTERED, ConfigurationError
+    from workflows.registry import load_workflows
+
+    try:
+        workflows = load_workflows()
+    except ConfigurationError as exc:
+        raise CommandError(str(exc)) from None
+    if not workflows:
+        raise CommandError(NOTHING_REGISTERED)
+    return workflows
+
+
+def _quiet_powertools() -> None:
+    """Locally, Powertools' JSON logs and EMF metrics would drown the status lines."""
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+
+
+def serve(args: argparse.Namespace, console: Console) -> int:
+    """``workflows dev``: serve until Ctrl-C or SIGTERM."""
+    _quiet_powertools()
+    from workflows.local.runtime import LocalRuntime
+    from workflows.local.server import make_server
+
+    options: dict[str, Any] = {"skip_sleeps": not args.real_time, "out": console.data}
+    if args.skip_event_timeouts:
+        if "skip_event_timeouts" not in inspect.signature(LocalRuntime).parameters:
+            raise CommandError("--skip-event-timeouts is not supported by this version's runtime")
+        options["skip_event_timeouts"] = True
+    workflows = _registry()
+    runtime = LocalRuntime(workflows, **options)
+    try:
+        server = make_server(runtime, args.host, args.port)
+    except OSError as exc:
+        runtime.close()
+        raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc}") from None
+    say = console.data
+    say(f"workflows dev listening on http://{args.host}:{server.server_address[1]}")
+    say(f"registered workflows: {', '.join(sorted(workflows))}")
+    say("embedded AWS: moto (DynamoDB, SQS, EventBridge Scheduler) provisioned from template.yaml")
+    if not args.real_time:
+        say("idle sleeps and retry delays are SKIPPED (use --real-time to wait them out)")
+    if args.skip_event_timeouts:
+        say(
+            "event-wait timeouts are SKIPPED: a wait with no event times out once nothing else "
+            "is due"
+        )
+    runtime.start()
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        say("stopping")
+    finally:
+        server.server_close()
+        runtime.close()
+    return 0
+
+
+def run_once(args: argparse.Namespace, console: Console) -> int:
+    """``workflows run``: 0 when the instance completed or waits for an event, 1 when it failed."""
+    params = json_option(args.params, "--params")
+    _quiet_powertools()
+    from workflows.engine.errors import WorkflowError
+    from workflows.local.runtime import LocalRuntime
+    from workflows.text_timeline import render
+
+    runtime = LocalRuntime(_registry(), out=console.data)
+    try:
+        service = runtime.aws.runtime.service
+        try:
+            record = service.create(args.name, args.id, params)
+        except WorkflowError as exc:
+            raise CommandError(str(exc)) from None
+        runtime.run_until_idle()
+        status = service.status(record.ref).to_dict()
+    finally:
+        runtime.close()
+    console.data(render(status))
+    if status["status"] == "waiting":
+        for line in waiting_help(args.name, status, args.params):
+            console.data(line)
+    return 0 if status["status"] in ("complete", "waiting") else 1
+
+
+def waiting_help(name: str, status: dict[str, Any], params: str) -> list[str]:
+    """What a waiting instance waits for, and the commands that send it from a dev server."""
+    waits = [
+        s
+        for s in status.get("steps", [])
+        if s.get("type") == "waitForEvent" and s.get("status") == "waiting"
+    ]
+    if not waits:
+        return [f"waiting until {status.get('wake_at') or 'its next wake-up'}"]
+    step = waits[-1]
+    event_type = step.get("event_type")
+    what = f"event {event_type!r}" if event_type else "an event"
+    until = f", until {status['wake_at']} when the wait times out" if status.get("wake_at") else ""
+    quoted = params.replace("'", "'\\''")
+    return [
+        f"waiting for {what} (step {step.get('name')!r}){until}",
+        "this instance ends with this process; to send it the event, run it on a dev server:",
+        "  workflows dev    # in another terminal",
+        f"  workflows trigger {name} --id {status['id']} --params '{quoted}'",
+        f"  workflows send-event {name} {status['id']} {event_type or 'TYPE'} --payload '{{...}}'",
+    ]
+
+
+def advance_clock(args: argparse.Namespace, console: Console) -> int:
+    """``POST /_dev/clock/advance``: the dev server's new time."""
+    from workflows.engine.durations import parse_duration
+    from workflows.engine.errors import InvalidStepError
+
+    try:
+        parse_duration(args.by, what="the duration to advance by")
+    except InvalidStepError as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        body = api(args).request("POST", "/_dev/clock/advance", {"by": args.by}).body
+    except ApiError as exc:
+        if exc.code not in ("not_found", "method_not_allowed"):
+            raise
+        raise CommandError(
+            f"{exc.message} ({exc.status} {exc.code}); only a workflows dev server has a clock "
+            "to move: point --url at one",
+            Exit.FAILED,
+        ) from None
+    if args.json:
+        console.json(body)
+    else:
+        console.data(str(body.get("now")))
+    return 0
