@@ -18,6 +18,41 @@ Raise :class:`Crash` anywhere in ``run()`` or a step callback to kill the invoca
 Lambda timeout or crash would: nothing of that attempt is recorded, and its work message is
 delivered again at once; it takes back the lease it held, and the instance replays from its
 journal.
+
+Mocking steps and events
+------------------------
+
+As Cloudflare's ``introspectWorkflowInstance(...).modify(...)`` does in Vitest, a test can
+decide what a step or an event wait of one instance does, without changing the workflow::
+
+    env.mock_step_result(inst, "charge", {"charged": True})   # the callback is not called
+    env.mock_step_error(inst, "fetch", ConnectionError("down"), times=2)  # then the real one
+    env.force_step_timeout(inst, "slow call")                 # every attempt times out
+    env.mock_event(inst, "approved", {"user": "ana"})          # as if sent
+    env.force_event_timeout(inst, "approval")                 # that wait times out at once
+
+- ``mock_step_result(instance, step_name, value)``: each attempt of the step returns
+  ``value`` without calling the callback; it is recorded (and replayed) as the step's result.
+- ``mock_step_error(instance, step_name, error, times=None)``: each attempt raises ``error``
+  without calling the callback — every attempt, or only the first ``times`` attempts, after
+  which the real callback runs. Retries, backoff and ``NonRetryableError`` apply as usual, so
+  an exhausted step fails ``run()`` with :class:`~workflows.StepFailedError`.
+- ``force_step_timeout(instance, step_name, times=None)``: attempts fail at once with the
+  engine's step-timeout error (a ``WorkflowTimeoutError``, as if the callback had run past the
+  step's ``timeout``), every attempt or the first ``times``; the callback is not called.
+- ``mock_event(instance, type, payload)``: an event of ``type`` is sent to the instance as
+  soon as it exists, so its ``wait_for_event(type=...)`` receives it (an early event waits in
+  the buffer, as a real one does).
+- ``force_event_timeout(instance, step_name)``: that ``wait_for_event`` raises the engine's
+  ``WorkflowTimeoutError`` at once, even when an event of its type is waiting.
+
+``instance`` is a :class:`TestInstance` or an instance id. With an id, the workflow is the
+env's only registered workflow; an env with several needs ``workflow="name"`` (an id alone is
+ambiguous: ids are unique per workflow). A mock may be registered before the instance exists
+(by id) or before it reaches the step; it applies to every call of a step of that name
+(steps nested in a callback too), and registering another mock for the same step replaces
+it. Mocks change only what has not been recorded yet: a recorded step replays as recorded.
+They work the same on both backends and exist only in the test kit.
 """
 
 from __future__ import annotations
@@ -25,19 +60,23 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import uuid
+import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
+from ._step_mocks import StepMocks
 from .engine.advance import Runner, RunnerSettings
 from .engine.clients import WorkflowInstance
 from .engine.clock import to_datetime
 from .engine.durations import Duration, parse_duration
 from .engine.entrypoint import Env, WorkflowEntrypoint
 from .engine.errors import SuspendReason
+from .engine.limits import check_id
 from .engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
 from .engine.model import InstanceRef, JournalEntry
+from .engine.ports import InstancePage
 from .engine.service import BatchResult, InstanceService
 
 __all__ = [
@@ -123,6 +162,13 @@ class TestWorkflow:
 
     def get(self, id: str) -> TestInstance:
         return self._env.get(self.name, id)
+
+    def list(
+        self, status: str | None = None, cursor: str | None = None, limit: int = 50
+    ) -> InstancePage:
+        """A page of this workflow's instances, newest first, as the client's ``list``: pass
+        ``page.cursor`` back for the next page (None on the last one)."""
+        return self._env.service.list(self.name, status, cursor, limit)
 
 
 @dataclass(frozen=True)
@@ -260,8 +306,12 @@ class _AwsBackend:
         if not messages:
             return False
         self.invocations += 1
-        if self.aws.run_invocation(messages, dies=(Crash,)) is not None:
-            self.crashes += 1
+        with warnings.catch_warnings():
+            # RunnerFunction's Powertools metrics warn on an invocation that advanced nothing
+            # (a duplicate message, a settled instance): normal here, and noise in a test.
+            warnings.filterwarnings("ignore", "No application metrics to publish")
+            died = self.aws.run_invocation(messages, dies=(Crash,))
+        self.crashes += died is not None
         return True
 
     def run_once(self, ref: InstanceRef) -> None:
@@ -328,6 +378,8 @@ class WorkflowTestEnv:
         self.store: Any = self._backend.store
         self.service: InstanceService = self._backend.service
         self.runner: Runner = self._backend.runner
+        self._mocks = StepMocks()
+        self.runner.interceptor = self._mocks
 
     @property
     def invocations(self) -> int:
@@ -355,11 +407,14 @@ class WorkflowTestEnv:
     def create(self, workflow: str, id: str | None = None, params: Any = None) -> TestInstance:
         """Create an instance (same rules as the real create: a taken id is an error)."""
         record = self.service.create(workflow, id, params)
+        self._send_mocked_events()
         return TestInstance(self, record.ref)
 
     def create_batch(self, workflow: str, items: Sequence[Mapping[str, Any]]) -> BatchResult:
         """Create up to 100 instances; existing ids are skipped and reported."""
-        return self.service.create_batch(workflow, items)
+        result = self.service.create_batch(workflow, items)
+        self._send_mocked_events()
+        return result
 
     def get(self, workflow: str, id: str) -> TestInstance:
         """A handle on an existing instance."""
@@ -383,6 +438,7 @@ class WorkflowTestEnv:
         Returns when every instance is finished, paused, or waiting for an event.
         """
         for _ in range(max_invocations):
+            self._send_mocked_events()  # to instances created meanwhile (by a workflow)
             if self._backend.deliver_one() or self._backend.fire_due():
                 continue
             upcoming = [
@@ -400,7 +456,94 @@ class WorkflowTestEnv:
 
     def run_once(self, workflow: str, id: str) -> None:
         """Deliver one wake-up to one instance, as one runner invocation."""
+        self._send_mocked_events()
         self._backend.run_once(InstanceRef(workflow, id))
+
+    # --- mocking steps and events (see the module's docstring) ----------------------------
+
+    def mock_step_result(
+        self,
+        instance: TestInstance | str,
+        step_name: str,
+        value: Any,
+        *,
+        workflow: str | None = None,
+    ) -> None:
+        """Each attempt of ``step_name`` returns ``value`` (recorded as the step's result);
+        the callback is not called.
+
+        Raises:
+            ValueError: ``instance`` is an id and the env registers several workflows: pass
+                ``workflow``.
+            WorkflowError: ``value`` cannot be a step result; a name or id is invalid.
+        """
+        self._mocks.result(self._ref(instance, workflow), step_name, value)
+
+    def mock_step_error(
+        self,
+        instance: TestInstance | str,
+        step_name: str,
+        error: BaseException,
+        times: int | None = None,
+        *,
+        workflow: str | None = None,
+    ) -> None:
+        """Each attempt of ``step_name``, or only its first ``times``, raises ``error`` instead
+        of calling the callback (then the callback runs); retries and backoff apply as usual."""
+        self._mocks.error(self._ref(instance, workflow), step_name, error, times)
+
+    def force_step_timeout(
+        self,
+        instance: TestInstance | str,
+        step_name: str,
+        times: int | None = None,
+        *,
+        workflow: str | None = None,
+    ) -> None:
+        """Each attempt of ``step_name``, or only its first ``times``, fails at once with the
+        engine's step-timeout error, as if the callback had run past the step's timeout."""
+        self._mocks.step_timeout(self._ref(instance, workflow), step_name, times)
+
+    def mock_event(
+        self,
+        instance: TestInstance | str,
+        type: str,
+        payload: Any = None,
+        *,
+        workflow: str | None = None,
+    ) -> None:
+        """Send an event of ``type`` to the instance, now or as soon as it is created, so its
+        ``wait_for_event(type=...)`` receives it as if it had been sent."""
+        self._mocks.event(self._ref(instance, workflow), type, payload)
+        self._send_mocked_events()
+
+    def force_event_timeout(
+        self, instance: TestInstance | str, step_name: str, *, workflow: str | None = None
+    ) -> None:
+        """The ``wait_for_event`` named ``step_name`` raises the engine's timeout error as soon
+        as it is reached (an event of its type that is waiting is left unconsumed)."""
+        self._mocks.event_timeout(self._ref(instance, workflow), step_name)
+
+    def _ref(self, instance: TestInstance | str, workflow: str | None) -> InstanceRef:
+        """The instance a mock is for: a handle's, or an id of ``workflow`` (default: the
+        env's only workflow)."""
+        if isinstance(instance, WorkflowInstance):
+            if workflow not in (None, instance.ref.workflow):
+                raise ValueError(f"{instance!r} is not an instance of workflow {workflow!r}")
+            return instance.ref
+        if workflow is None:
+            if len(self.workflows) != 1:
+                raise ValueError(
+                    f"which workflow is instance {instance!r} of? This env registers "
+                    f'{sorted(self.workflows) or "none"}: pass workflow="name"'
+                )
+            (workflow,) = self.workflows
+        self.service.check_workflow(workflow)
+        return InstanceRef(workflow, check_id(instance))
+
+    def _send_mocked_events(self) -> None:
+        """Send the mocked events whose instance exists now."""
+        self._mocks.send_events(self.service.send_event)
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:

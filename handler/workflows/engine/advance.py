@@ -40,6 +40,7 @@ from .model import (
     InstanceStatus,
     event_timestamp,
 )
+from .operations.base import StepInterceptor
 from .ports import InstanceState, InstanceStore, WakeUpScheduler, WorkQueue
 from .replay import Completed, Failed, Outcome, Replay, Suspended
 from .retention import Retention, retention_of
@@ -88,7 +89,11 @@ class AdvanceResult:
 
 
 class Runner:
-    """Drives instances forward. One instance per :meth:`advance` call."""
+    """Drives instances forward. One instance per :meth:`advance` call.
+
+    ``interceptor`` (default none) stands in for new step work; the test kit sets it to the
+    mocks a test registers (see :class:`~workflows.engine.operations.base.StepInterceptor`).
+    """
 
     def __init__(
         self,
@@ -101,6 +106,7 @@ class Runner:
         *,
         env: Callable[[], Env] | None = None,
         on_status: StatusListener | None = None,
+        interceptor: StepInterceptor | None = None,
     ) -> None:
         self.workflows = workflows
         self.store = store
@@ -110,6 +116,7 @@ class Runner:
         self.settings = settings or RunnerSettings()
         self._env = env or Env
         self._on_status = on_status
+        self.interceptor = interceptor
         # Each workflow's retention by outcome, checked here so a bad one fails at start-up.
         self._retention = {
             name: retention_of(workflows, name, self.settings.retention_seconds)
@@ -281,6 +288,8 @@ class Runner:
             pauses=record.pauses,
             check_signals=self._signal_check(record, owner, remaining),
             settle_timeout=self._settle_timeout(remaining),
+            ref=record.ref,
+            interceptor=self.interceptor,
         )
         try:
             outcome = await replay.run()

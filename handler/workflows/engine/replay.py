@@ -38,11 +38,11 @@ from .errors import (
 )
 from .journal import Journal, step_key
 from .logs import WorkflowLogger
-from .model import EntryKind, ErrorInfo, JournalEntry, ReceivedEvent
+from .model import EntryKind, ErrorInfo, InstanceRef, JournalEntry, ReceivedEvent
 from .operations import do, sleep, wait_for_event
-from .operations.base import SCOPE, Call, current_step
+from .operations.base import SCOPE, Call, StepInterceptor, current_step
 from .parking import Parking
-from .step import WorkflowStep
+from .step import StepContext, WorkflowStep
 
 log = logging.getLogger("workflows.replay")
 
@@ -104,6 +104,9 @@ class Replay:
         check_signals: called before each new step runs; returns a control reason
             (``pause``, ``terminate``, ``restart``, ``yield``, ``lost``) or None.
         settle_timeout: how long steps still running when ``run()`` stops may take to finish.
+        ref: the instance replayed (what the interceptor is told; default: its id alone).
+        interceptor: stands in for new step work (a test's mocks); None (the default) runs
+            every step as written.
     """
 
     def __init__(
@@ -117,6 +120,8 @@ class Replay:
         pauses: tuple[tuple[float, float], ...] = (),
         check_signals: SignalCheck | None = None,
         settle_timeout: float = 60.0,
+        ref: InstanceRef | None = None,
+        interceptor: StepInterceptor | None = None,
     ) -> None:
         self.workflow = workflow
         self.event = event
@@ -126,6 +131,8 @@ class Replay:
         self.pauses = pauses
         self._check_signals = check_signals
         self._settle_timeout = settle_timeout
+        self._ref = ref or InstanceRef("", event.instance_id)
+        self._interceptor = interceptor
         self._position = 0
         self._counts: dict[str, int] = {}
         self._pending: dict[int, tuple[str, Coroutine[Any, Any, Any], Coroutine[Any, Any, Any]]]
@@ -426,6 +433,18 @@ class Replay:
     def now(self) -> float:
         """The current time, from the injected clock."""
         return self.clock.time()
+
+    def stand_in(self, ctx: StepContext) -> Callable[..., Any] | None:
+        """The interceptor's stand-in for this ``step.do`` attempt, if it has one."""
+        if self._interceptor is None:
+            return None
+        return self._interceptor.stand_in(self._ref, ctx)
+
+    def event_timed_out(self, call: Call, event_type: str) -> bool:
+        """True when the interceptor times this ``step.wait_for_event`` out now."""
+        if self._interceptor is None:
+            return False
+        return self._interceptor.event_timed_out(self._ref, call.name, event_type)
 
     # --- the operations (see workflows.engine.operations) -------------------------------
 

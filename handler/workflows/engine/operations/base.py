@@ -9,15 +9,17 @@ writes and suspensions all stay in the driver. Nothing here does I/O.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
 from workflows.engine.errors import SuspendReason
 from workflows.engine.journal import Journal
-from workflows.engine.model import EntryKind, JournalEntry
+from workflows.engine.model import EntryKind, InstanceRef, JournalEntry
+from workflows.engine.step import StepContext
 
-__all__ = ["SCOPE", "Call", "Pass", "StepScope", "current_step"]
+__all__ = ["SCOPE", "Call", "Pass", "StepInterceptor", "StepScope", "current_step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,24 @@ def current_step() -> tuple[str, int] | None:
     return None if scope is None else (scope.name, scope.attempt)
 
 
+class StepInterceptor(Protocol):
+    """Stands in for new step work before it happens: how a test mocks a step's result or
+    error, or forces a timeout (the test kit's ``WorkflowTestEnv`` gives one to its runner).
+
+    The engine has none unless one is given. It is consulted only for work not yet recorded:
+    a recorded outcome replays as it was, whatever the interceptor says.
+    """
+
+    def stand_in(self, ref: InstanceRef, ctx: StepContext) -> Callable[..., Any] | None:
+        """What to call instead of this ``step.do`` attempt's callback (with the callback's
+        arguments, under its timeout), or None to call the callback."""
+        ...
+
+    def event_timed_out(self, ref: InstanceRef, name: str, event_type: str) -> bool:
+        """True to end this ``step.wait_for_event`` with its timeout now."""
+        ...
+
+
 class Pass(Protocol):
     """What an operation may ask of the replay pass it runs in."""
 
@@ -98,4 +118,12 @@ class Pass(Protocol):
 
     def now(self) -> float:
         """The current time, from the pass's clock."""
+        ...
+
+    def stand_in(self, ctx: StepContext) -> Callable[..., Any] | None:
+        """The interceptor's stand-in for this attempt (see :class:`StepInterceptor`)."""
+        ...
+
+    def event_timed_out(self, call: Call, event_type: str) -> bool:
+        """True when the interceptor times this wait out now."""
         ...

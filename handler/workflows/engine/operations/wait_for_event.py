@@ -36,6 +36,8 @@ async def run(replay: Pass, name: str, event_type: str, timeout: float) -> Recei
         replay.before_new_step(call.key)
     now = replay.now()
     began = started.at if started else now
+    if replay.event_timed_out(call, event_type):  # a test forces the timeout now
+        return _received(replay, replay.write(_timed_out(call, event_type, now, began)))
     event = replay.journal.next_event(event_type)
     if event is not None:
         delivery = call.entry(
