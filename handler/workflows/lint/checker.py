@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import ast
-import os
-import tokenize
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from .checks_clients import check_clients
 from .checks_run import check_run
 from .checks_step import check_steps
+from .files import read_source, select_files
 from .findings import Finding, Issue
 from .module_facts import collect_module
 from .parallel import default_jobs, map_in_processes
@@ -19,9 +18,9 @@ from .run_model import RunAnalysis
 from .services import Services
 from .suppression import is_suppressed
 
-# Files mentioning none of these cannot break a rule, so they are not even parsed.
+# Files mentioning none of these cannot break a rule of Workflows: they are only parsed (a
+# syntax error is reported in every file), not checked.
 _MARKERS = ("WorkflowEntrypoint", "WorkflowStep", "create")
-_SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "site-packages"})
 
 
 def lint_source(
@@ -35,10 +34,9 @@ def lint_source(
         honor_ignores: apply ``# workflows: ignore[...]`` comments (False reports everything).
 
     Returns:
-        The findings, sorted by line and column.
+        The findings, sorted by line and column. A source that does not parse gives one WF100
+        finding, whatever its comments say and whether or not ignores are honoured.
     """
-    if not any(marker in source for marker in _MARKERS):
-        return []
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as error:
@@ -48,6 +46,8 @@ def lint_source(
     except ValueError as error:  # e.g. a NUL byte in the source
         message = f"cannot parse the file ({error}); fix the file first"
         return [_finding(filename, 1, 1, Issue(ast.Pass(), "WF100", message))]
+    if not any(marker in source for marker in _MARKERS):
+        return []
     issues = _check_tree(tree)
     lines = source.splitlines()
     findings: set[Finding] = set()
@@ -86,53 +86,11 @@ def _finding(path: str, line: int, col: int, issue: Issue) -> Finding:
     )
 
 
-def iter_python_files(paths: Sequence[str | Path]) -> Iterator[Path]:
-    """The files to lint: each file given, and every ``*.py`` under each directory given.
-
-    Hidden directories, ``__pycache__``, ``node_modules`` and virtualenvs are skipped.
-
-    Raises:
-        FileNotFoundError: a path does not exist.
-    """
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            yield from _walk_directory(path)
-        elif path.exists():
-            yield path
-        else:
-            raise FileNotFoundError(f"no such file or directory: {given}")
-
-
-def _walk_directory(top: Path) -> Iterator[Path]:
-    for directory, subdirectories, files in os.walk(top):
-        subdirectories[:] = sorted(
-            name
-            for name in subdirectories
-            if not name.startswith(".")
-            and name not in _SKIPPED_DIRECTORIES
-            and not os.path.exists(os.path.join(directory, name, "pyvenv.cfg"))
-        )
-        for name in sorted(files):
-            if name.endswith(".py"):
-                yield Path(directory, name)
-
-
-def read_source(path: Path) -> str:
-    """The text of a Python file, decoded as Python does (PEP 263 encoding cookie).
-
-    Raises:
-        OSError: the file cannot be read.
-        SyntaxError: the bytes cannot be decoded (reported as WF100 by :func:`lint_paths`).
-    """
-    with tokenize.open(path) as handle:
-        return handle.read()
-
-
 def lint_paths(
     paths: Sequence[str | Path], *, honor_ignores: bool = True, jobs: int | None = None
 ) -> list[Finding]:
-    """Lint files and directories (walked recursively for ``*.py``).
+    """Lint files and directories (walked recursively for ``*.py``); files given that are not
+    Python are skipped (see :mod:`.files`).
 
     Args:
         paths: files and directories.
@@ -145,7 +103,7 @@ def lint_paths(
     Raises:
         OSError: a path does not exist or a file cannot be read.
     """
-    files = list(iter_python_files(paths))  # every path is checked before any file is read
+    files = select_files(paths).files  # every path is checked before any file is read
     workers = default_jobs(len(files)) if jobs is None else jobs
     chunk_lint = _lint_honoring_ignores if honor_ignores else _lint_reporting_all
     findings = map_in_processes(chunk_lint, files, workers)

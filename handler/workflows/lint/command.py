@@ -1,5 +1,10 @@
 """``workflows lint PATH... [--format text|json] [--no-ignore]``.
 
+Findings go to stdout, one line each (or a JSON list), then a one-line summary: on stdout when
+there is nothing to report (``checked 3 files, no problems``), else on stderr. In JSON the
+summary always goes to stderr, so stdout stays one JSON document. A file given by name that is
+not Python is skipped with a note on stderr.
+
 Exit status: 0 when nothing is found, 1 when any finding (error or warning) is printed, 2 on
 bad usage or a path that cannot be read.
 """
@@ -10,6 +15,7 @@ import argparse
 import sys
 
 from .checker import lint_paths
+from .files import select_files
 from .report import format_json, format_text, summary
 from .rules import RULES, RULES_OF_WORKFLOWS_URL
 
@@ -52,16 +58,17 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit_:  # argparse has printed the usage and the error
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     try:
-        findings = lint_paths(options.paths, honor_ignores=not options.no_ignore)
+        selection = select_files(options.paths)
+        findings = lint_paths(selection.files, honor_ignores=not options.no_ignore)
     except OSError as error:
         print(f"workflows lint: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    for path in selection.skipped:
+        print(f"workflows lint: skipped {path}: not a Python file", file=sys.stderr)
     if options.format == "json":
         print(format_json(findings), flush=True)
     elif findings:
         print(format_text(findings), flush=True)
-    if not findings:
-        return EXIT_CLEAN
-    if options.format == "text":
-        print(summary(findings), file=sys.stderr)
-    return EXIT_FINDINGS
+    clean = not findings and options.format == "text"
+    print(summary(findings, len(selection.files)), file=sys.stdout if clean else sys.stderr)
+    return EXIT_FINDINGS if findings else EXIT_CLEAN

@@ -30,12 +30,20 @@ def format_json(findings: Sequence[Finding]) -> str:
     return json.dumps([asdict(f) for f in findings], indent=2, ensure_ascii=False)
 
 
-def summary(findings: Sequence[Finding]) -> str:
-    """``"3 problems (2 errors, 1 warning)"``."""
-    errors = sum(1 for f in findings if f.severity == "error")
-    warnings = len(findings) - errors
-    noun = "problem" if len(findings) == 1 else "problems"
-    return (
-        f"{len(findings)} {noun} ({errors} error{'s' * (errors != 1)}, "
-        f"{warnings} warning{'s' * (warnings != 1)})"
-    )
+def summary(findings: Sequence[Finding], files: int | None = None) -> str:
+    """``"checked 3 files, no problems"``, ``"checked 3 files, 3 problems (2 errors, 1
+    warning)"``; without ``files``, only the problems: ``"3 problems (2 errors, 1 warning)"``."""
+    if not findings:
+        problems = "no problems"
+    else:
+        errors = sum(1 for f in findings if f.severity == "error")
+        warnings = len(findings) - errors
+        problems = (
+            f"{_count(len(findings), 'problem')} ({_count(errors, 'error')}, "
+            f"{_count(warnings, 'warning')})"
+        )
+    return problems if files is None else f"checked {_count(files, 'file')}, {problems}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"

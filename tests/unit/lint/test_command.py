@@ -59,7 +59,7 @@ def test_text_output_names_file_line_column_rule_severity_and_rule_of_workflows(
     assert len(lines) == 1
     assert lines[0].startswith(f"{project / 'pkg' / 'bad.py'}:7:16: WF102 error: ")
     assert lines[0].endswith("(rules of Workflows: avoid doing side effects outside of a step)")
-    assert "1 problem (1 error, 0 warnings)" in out.err
+    assert out.err == "checked 2 files, 1 problem (1 error, 0 warnings)\n"
 
 
 def test_no_ignore_reports_suppressed_findings_too(
@@ -86,11 +86,11 @@ def test_json_output_is_a_list_of_findings(
     assert "step" in finding["message"]
 
 
-def test_clean_code_exits_0_and_prints_nothing(
+def test_clean_code_exits_0_and_prints_only_the_summary(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main([str(project / "pkg" / "clean.py")]) == 0
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == "checked 1 file, no problems\n"
 
 
 def test_clean_code_in_json_is_an_empty_list(
