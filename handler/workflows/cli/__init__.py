@@ -75,15 +75,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``workflows`` console script; returns the exit status."""
+def main(argv: list[str] | None = None, *, console: Console | None = None) -> int:
+    """Entry point of the ``workflows`` console script; returns the exit status.
+
+    Args:
+        argv: the arguments after ``workflows``; default ``sys.argv[1:]``.
+        console: where data and messages go; default stdout and stderr (argparse's help and
+            usage errors always go to those).
+    """
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["lint"]:  # the linter parses its own options (--format, --no-ignore)
         from workflows.lint import main as lint_main
 
         return lint_main(argv[1:])
     args = build_parser().parse_args(argv)
-    console = Console.standard()
+    console = console or Console.standard()
     prefix = f"workflows {args.command}"
     try:
         return int(args.handler(args, console))

@@ -29,8 +29,8 @@ def add_commands(commands: Any) -> None:
             change_status,
         )
         change.set_defaults(action=action)
-        change.add_argument("name", help="the workflow's registered name")
-        change.add_argument("id", help="the instance's id")
+        change.add_argument("name", metavar="NAME", help="the workflow's registered name")
+        change.add_argument("id", metavar="ID", help="the instance's id")
         add_api_options(change, json_help="print the API's answer (id and status) as JSON")
 
     send = add_command(
@@ -43,10 +43,14 @@ def add_commands(commands: Any) -> None:
         ],
         send_event,
     )
-    send.add_argument("name", help="the workflow's registered name")
-    send.add_argument("id", help="the instance's id")
-    send.add_argument("type", help="the event type the instance's wait_for_event waits for")
-    send.add_argument("--payload", help="the event's payload as JSON (default: none, null)")
+    send.add_argument("name", metavar="NAME", help="the workflow's registered name")
+    send.add_argument("id", metavar="ID", help="the instance's id")
+    send.add_argument(
+        "type", metavar="TYPE", help="the event type the instance's wait_for_event waits for"
+    )
+    send.add_argument(
+        "--payload", help="the event's payload as JSON (default: none; the payload is null)"
+    )
     send.add_argument(
         "--key",
         help="an idempotency key: sending again with the same key stores nothing new",

@@ -39,9 +39,13 @@ def add_commands(commands: Any) -> None:
         ],
         list_instances,
     )
-    listing.add_argument("name", help="the workflow's registered name")
+    listing.add_argument("name", metavar="NAME", help="the workflow's registered name")
     listing.add_argument(
-        "--status", choices=[s.value for s in InstanceStatus], help="only instances in this status"
+        "--status",
+        choices=[s.value for s in InstanceStatus if s is not InstanceStatus.UNKNOWN],
+        metavar="STATUS",
+        help="only instances in this status: "
+        + ", ".join(s.value for s in InstanceStatus if s is not InstanceStatus.UNKNOWN),
     )
     listing.add_argument(
         "--limit", type=_page_size, help=f"page size, 1 to {MAX_PAGE} (default 50)"
@@ -84,15 +88,15 @@ def _add_trigger(commands: Any) -> None:
         ],
         trigger_instance,
     )
-    trigger.add_argument("name", help="the workflow's registered name")
+    trigger.add_argument("name", metavar="NAME", help="the workflow's registered name")
     trigger.add_argument("--id", help="the instance's id, unique forever (default: a new UUID)")
     trigger.add_argument("--params", help="the instance's params as JSON (default: {})")
     add_api_options(trigger, json_help="print the API's answer (id and status) as JSON")
 
 
 def _describe_arguments(describe: argparse.ArgumentParser) -> None:
-    describe.add_argument("name", help="the workflow's registered name")
-    describe.add_argument("id", help="the instance's id")
+    describe.add_argument("name", metavar="NAME", help="the workflow's registered name")
+    describe.add_argument("id", metavar="ID", help="the instance's id")
     add_api_options(describe, json_help="print the API's answer as JSON")
 
 

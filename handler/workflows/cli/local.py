@@ -56,7 +56,7 @@ def add_commands(commands: Any) -> None:
         ],
         run_once,
     )
-    run.add_argument("name", help="the workflow's registered name")
+    run.add_argument("name", metavar="NAME", help="the workflow's registered name")
     run.add_argument("--params", default="{}", help="the instance's params as JSON (default: {})")
     run.add_argument("--id", default=None, help="the instance's id (default: a new UUID)")
 
@@ -78,7 +78,9 @@ def add_commands(commands: Any) -> None:
         ],
         advance_clock,
     )
-    advance.add_argument("by", help="a duration: 'N unit' (second, minute, hour, day, week, ...)")
+    advance.add_argument(
+        "by", metavar="BY", help="a duration: 'N unit' (second, minute, hour, day, week, ...)"
+    )
     add_api_options(advance, json_help="print the server's answer (its new time) as JSON")
 
 
@@ -111,7 +113,10 @@ def serve(args: argparse.Namespace, console: Console) -> int:
     options: dict[str, Any] = {"skip_sleeps": not args.real_time, "out": console.data}
     if args.skip_event_timeouts:
         if "skip_event_timeouts" not in inspect.signature(LocalRuntime).parameters:
-            raise CommandError("--skip-event-timeouts is not supported by this version's runtime")
+            raise CommandError(
+                "--skip-event-timeouts is not supported by this version's local runtime; move "
+                'the clock instead: workflows dev-clock advance "2 days"'
+            )
         options["skip_event_timeouts"] = True
     workflows = _registry()
     runtime = LocalRuntime(workflows, **options)

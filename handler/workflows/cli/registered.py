@@ -33,7 +33,7 @@ def add_commands(commands: Any) -> None:
         ["workflows describe orders", "workflows describe orders --json"],
         describe_workflow,
     )
-    describe.add_argument("name", help="the workflow's registered name")
+    describe.add_argument("name", metavar="NAME", help="the workflow's registered name")
     add_api_options(describe, json_help="print the API's answer as JSON")
 
 
