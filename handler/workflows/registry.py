@@ -5,12 +5,19 @@ runtime alike (the analogue of wrangler's ``[[workflows]]``).
 Globals, from the stack's ``Workflows`` parameter). Unset or empty, nothing is registered: the
 runtime then answers every request for a workflow with an error saying to set it. The bundled
 examples are registered like any other workflows, by the spec ``examples.EXAMPLES``.
+
+A module that cannot be imported is named in the error with what to do: a module found neither
+in the project nor on the Python path is most often one in a folder of its own, so the error
+shows the ``PYTHONPATH=folder workflows dev`` that finds it; a module that imports something
+not installed names that dependency.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import shlex
+from pathlib import Path
 
 from .engine.entrypoint import WorkflowEntrypoint
 from .engine.errors import ConfigurationError, InvalidInput
@@ -50,7 +57,7 @@ def _import_class(module_name: str, class_name: str, pair: str) -> type[Workflow
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigurationError(
-            f"WORKFLOWS entry {pair!r}: cannot import module {module_name!r} ({exc})"
+            f"WORKFLOWS entry {pair!r}: {_cannot_import(module_name, exc)}"
         ) from None
     cls = getattr(module, class_name, None)
     if cls is None:
@@ -63,3 +70,37 @@ def _import_class(module_name: str, class_name: str, pair: str) -> type[Workflow
             "subclass"
         )
     return cls
+
+
+def _cannot_import(module_name: str, exc: ImportError) -> str:
+    """Why ``module_name`` cannot be imported, and what to do about it."""
+    said = f"cannot import module {module_name!r} ({exc})"
+    missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+    top = module_name.partition(".")[0]
+    if missing is None:
+        return said
+    if missing != module_name and not module_name.startswith(f"{missing}."):
+        return (
+            f"{said}: it imports {missing!r}, which is not installed here; install it in this "
+            "environment (to deploy, list it in handler/requirements.txt)"
+        )
+    if missing != top:
+        return f"{said}: its package is there but has no module {missing!r}; check the name"
+    folder = _folder_holding(top)
+    where = shlex.quote(str(folder)) if folder else f"/path/to/the/folder/holding/{top}"
+    if os.environ.get("PYTHONPATH"):
+        where += f"{os.pathsep}$PYTHONPATH"
+    return (
+        f"{said}: {top!r} is neither in the project nor on the Python path. If it lives in a "
+        f"folder of its own, add that folder to PYTHONPATH: `PYTHONPATH={where} workflows dev` "
+        "(the same for workflows run); to deploy it, put it under handler/, which sam build "
+        "packages"
+    )
+
+
+def _folder_holding(top: str) -> Path | None:
+    """The current directory when the module or package ``top`` is in it, else None."""
+    here = Path.cwd()
+    if (here / f"{top}.py").is_file() or (here / top).is_dir():
+        return here
+    return None

@@ -123,9 +123,10 @@ class UnknownWorkflow(WorkflowError, LookupError):
 
 
 NOTHING_REGISTERED = (
-    "no workflows are registered at all; name them in the WORKFLOWS environment variable, "
-    "WORKFLOWS=name=module:Class[,name=module:Class...] (e.g. "
-    "orders=my_app.workflows:OrderWorkflow; on AWS, the stack's Workflows parameter)"
+    "no workflows are registered at all; set the WORKFLOWS environment variable to "
+    "WORKFLOWS=name=module:Class[,name=module:Class...], e.g. "
+    "`WORKFLOWS=orders=my_module:OrderWorkflow workflows dev` (a module outside the project "
+    "also needs its folder on PYTHONPATH; on AWS, set the stack's Workflows parameter)"
 )
 """What to do when a runtime serves no workflow (WORKFLOWS unset or empty)."""
 
