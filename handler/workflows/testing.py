@@ -44,7 +44,8 @@ decide what a step or an event wait of one instance does, without changing the w
   soon as it exists, so its ``wait_for_event(type=...)`` receives it (an early event waits in
   the buffer, as a real one does).
 - ``force_event_timeout(instance, step_name)``: that ``wait_for_event`` raises the engine's
-  ``WorkflowTimeoutError`` at once, even when an event of its type is waiting.
+  ``WorkflowTimeoutError`` at once, even when an event of its type is waiting (an instance
+  already waiting there times out at the next ``run_until_idle``, with no time passing).
 
 ``instance`` is a :class:`TestInstance` or an instance id. With an id, the workflow is the
 env's only registered workflow; an env with several needs ``workflow="name"`` (an id alone is
@@ -72,7 +73,7 @@ from .engine.clients import WorkflowInstance
 from .engine.clock import to_datetime
 from .engine.durations import Duration, parse_duration
 from .engine.entrypoint import Env, WorkflowEntrypoint
-from .engine.errors import SuspendReason
+from .engine.errors import InstanceNotFound, SuspendReason
 from .engine.limits import check_id
 from .engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
 from .engine.model import InstanceRef, JournalEntry
@@ -203,6 +204,10 @@ class _Backend(Protocol):
         """Post a work message for ``ref`` and run it."""
         ...
 
+    def post(self, ref: InstanceRef) -> None:
+        """Post a work message for ``ref`` (a later :meth:`deliver_one` runs it)."""
+        ...
+
     def fire_due(self) -> bool:
         """Turn due wake-ups into work messages; True when work became visible."""
         ...
@@ -254,6 +259,9 @@ class _MemoryBackend:
 
     def run_once(self, ref: InstanceRef) -> None:
         self._invoke(uuid.uuid4().hex, ref)
+
+    def post(self, ref: InstanceRef) -> None:
+        self.queue.send(ref)
 
     def _invoke(self, message_id: str, ref: InstanceRef) -> None:
         self.invocations += 1
@@ -317,6 +325,9 @@ class _AwsBackend:
     def run_once(self, ref: InstanceRef) -> None:
         self.aws.send(ref)
         self.deliver_one()
+
+    def post(self, ref: InstanceRef) -> None:
+        self.aws.send(ref)
 
     def fire_due(self) -> bool:
         return bool(self.aws.fire_due_schedules())
@@ -521,8 +532,15 @@ class WorkflowTestEnv:
         self, instance: TestInstance | str, step_name: str, *, workflow: str | None = None
     ) -> None:
         """The ``wait_for_event`` named ``step_name`` raises the engine's timeout error as soon
-        as it is reached (an event of its type that is waiting is left unconsumed)."""
-        self._mocks.event_timeout(self._ref(instance, workflow), step_name)
+        as it is reached (an event of its type that is waiting is left unconsumed), or at the
+        next ``run_until_idle`` when the instance is already waiting there."""
+        ref = self._ref(instance, workflow)
+        self._mocks.event_timeout(ref, step_name)
+        try:
+            self.service.get(ref)
+        except InstanceNotFound:
+            return
+        self._backend.post(ref)  # an instance already waiting replays, and times out now
 
     def _ref(self, instance: TestInstance | str, workflow: str | None) -> InstanceRef:
         """The instance a mock is for: a handle's, or an id of ``workflow`` (default: the

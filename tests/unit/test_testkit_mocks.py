@@ -268,6 +268,18 @@ def test_a_forced_event_timeout_times_the_wait_out_at_once(make_env: EnvFactory)
     assert env.clock.time() == start
 
 
+def test_a_forced_event_timeout_reaches_an_instance_already_waiting(make_env: EnvFactory) -> None:
+    env = make_env({"approval": Approval})
+    inst = env.create("approval", id="a")
+    env.run_until_idle()
+    assert inst.status().status == "waiting"
+    start = env.clock.time()
+    env.force_event_timeout("a", "approval")
+    env.run_until_idle()
+    assert "timed_out" in inst.status().output
+    assert env.clock.time() == start
+
+
 # --- which instance -------------------------------------------------------------------------
 
 
