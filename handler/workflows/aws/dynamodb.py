@@ -260,6 +260,28 @@ class DynamoStore:
         next_cursor = _boundary(lambda: self.cursors.sign(last)) if last else None
         return InstancePage(records, next_cursor)
 
+    def count_instances(self, workflow: str, status: InstanceStatus) -> int:
+        """A COUNT Query on the by_status index: no item is returned, only how many match.
+
+        DynamoDB counts at most 1 MB of index entries per call, so the count is summed over
+        the pages (LastEvaluatedKey).
+        """
+        query: dict[str, Any] = {
+            "TableName": self.table,
+            "IndexName": "by_status",
+            "KeyConditionExpression": "gsi1pk = :v",
+            "ExpressionAttributeValues": {":v": it.s(f"{workflow}#{status.value}")},
+            "Select": "COUNT",
+        }
+        total = 0
+        while True:
+            page = _boundary(lambda q=dict(query): self.client.query(**q))  # type: ignore[misc]
+            total += int(page.get("Count", 0))
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return total
+            query["ExclusiveStartKey"] = last
+
     def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
         """A Query per due-index shard (keys only): no scan, whatever the table holds."""
         found: list[tuple[float, InstanceRef]] = []
