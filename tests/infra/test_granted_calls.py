@@ -69,6 +69,7 @@ def test_every_api_route_calls_only_what_api_function_may(api: tuple[Api, CallLo
     calls.recording = True
     statuses = [
         client.request("GET", "/workflows").status,
+        client.request("GET", "/workflows/orders").status,
         client.request("POST", orders, {"id": "a", "params": {"amount": 1}}).status,
         client.request("POST", orders, {"id": "large", "params": {"blob": big}}).status,
         client.request("POST", f"{orders}/batch", [{"id": "b"}, {"id": "a"}]).status,

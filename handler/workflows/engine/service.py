@@ -1,6 +1,6 @@
 """The instance API as the engine implements it: create, status, pause, resume, terminate,
-restart, send_event, list — on the ports, with every input validated before anything is
-written.
+restart, send_event, list, describe — on the ports, with every input validated before anything
+is written.
 
 The Python client (``workflows.Workflow``), the HTTP API and the test kit are thin layers over
 :class:`InstanceService`.
@@ -8,6 +8,7 @@ The Python client (``workflows.Workflow``), the HTTP API and the test kit are th
 
 from __future__ import annotations
 
+import inspect
 import logging
 import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -25,7 +26,7 @@ from .errors import (
     UnknownWorkflow,
     WorkflowError,
 )
-from .limits import check_id, check_workflow_name
+from .limits import MAX_ID, check_id, check_workflow_name
 from .model import (
     FINISHED,
     RUNNABLE,
@@ -36,7 +37,7 @@ from .model import (
     InstanceStatusView,
     event_id,
 )
-from .ports import InstancePage, InstanceStore, WakeUpScheduler, WorkQueue
+from .ports import BatchCreateResult, InstancePage, InstanceStore, WakeUpScheduler, WorkQueue
 from .recovery import QUEUE_GRACE, SWEEP_MARGIN
 from .retention import retention_of
 from .timeline import build_timeline
@@ -45,6 +46,13 @@ from .transitions import Pause, Restart, Resume, Terminate, Transition
 log = logging.getLogger("workflows.service")
 
 MAX_BATCH = 100
+BATCH_ITEM_KEYS = frozenset({"id", "instance_id", "params"})
+BATCH_ERROR_CODES = {
+    "invalid_input": "the item's id, params or keys are not valid",
+    "duplicate_id": "an earlier item of the same batch has this id",
+    "instance_exists": "the id was already taken",
+}
+"""Why a batch item was not created, by its ``code`` in ``BatchResult.errors``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +65,12 @@ class NewInstance:
 
 @dataclass(slots=True)
 class BatchResult:
-    """What ``create_batch`` did: ids created, and one error per item not created."""
+    """What ``create_batch`` did: ids created, and one error per item not created.
+
+    Each error is ``{"index", "id", "code", "message"}``: ``index`` is the item's position in
+    the batch, ``id`` the id it asked for (None when it gave none, or not a string), and
+    ``code`` one of :data:`BATCH_ERROR_CODES`.
+    """
 
     created: list[str] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
@@ -68,6 +81,36 @@ class BatchResult:
     def __getitem__(self, key: str) -> Any:
         """Also readable as a mapping: ``result["created"]``."""
         return self.to_dict()[key]
+
+    def refuse(self, index: int, id: Any, code: str, message: str) -> None:
+        """Report item ``index`` as not created (``id`` shown when it is a string of at most
+        100 characters: a longer one is never echoed whole)."""
+        shown = id if isinstance(id, str) and len(id) <= MAX_ID else None
+        self.errors.append({"index": index, "id": shown, "code": code, "message": message})
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowDescription:
+    """What ``describe`` returns: a registered workflow and how many instances it has.
+
+    ``instances`` counts them by status, with every status but ``unknown`` (which this engine
+    never reports) present, zeros included.
+    """
+
+    name: str
+    class_name: str | None
+    module: str | None
+    description: str | None
+    instances: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "class_name": self.class_name,
+            "module": self.module,
+            "description": self.description,
+            "instances": dict(self.instances),
+        }
 
 
 class InstanceService:
@@ -107,10 +150,16 @@ class InstanceService:
         return workflow
 
     def validate_new(self, id: str | None = None, params: Any = None) -> NewInstance:
-        """Check an id (or generate one) and encode params (≤ 1 MiB). Writes nothing."""
+        """Check an id (or generate one) and encode params (≤ 1 MiB). Writes nothing.
+
+        No params (None, or JSON null) are stored as ``{}``, so ``event.payload`` is ``{}``, as
+        with Cloudflare's ``create()`` without params. Decided here, at creation, rather than
+        when ``run()`` gets its event: an instance created earlier with null params keeps
+        seeing the same payload on every replay.
+        """
         instance_id = str(uuid.uuid4()) if id is None else check_id(id)
         try:
-            encoded = codec.encode(params, what="params")
+            encoded = codec.encode({} if params is None else params, what="params")
         except WorkflowError as exc:
             raise InvalidInput(str(exc)) from None
         return NewInstance(instance_id, encoded)
@@ -125,49 +174,66 @@ class InstanceService:
         return record
 
     def create_batch(self, workflow: str, items: Sequence[Mapping[str, Any]]) -> BatchResult:
-        """Create up to 100 instances; ids that already exist are skipped and reported.
+        """Create up to 100 instances; every item that cannot be created is reported by its
+        index in ``errors``, and the others are created.
 
-        Idempotent: sending the same batch twice creates nothing the second time.
+        An item is not created when its id, params or keys are not valid (``invalid_input``),
+        when an earlier item of the batch has the same id (``duplicate_id``), or when its id is
+        already taken (``instance_exists``). So sending the same batch twice creates nothing
+        the second time.
+
+        Raises:
+            InvalidInput: the batch itself is malformed (not a list, over 100 items, an item
+                that is not an object); nothing is written.
         """
         self.check_workflow(workflow)
-        if not isinstance(items, Sequence) or isinstance(items, str | bytes):
-            raise InvalidInput("create_batch takes a list of {id?, params?} items")
-        if len(items) > MAX_BATCH:
-            raise InvalidInput(
-                f"a batch holds at most {MAX_BATCH} instances, got {len(items)}; split it"
-            )
-        new: list[NewInstance] = []
-        seen: set[str] = set()
+        _check_batch(items)
+        result = BatchResult()
+        accepted: list[tuple[int, NewInstance]] = []
+        first_with: dict[str, int] = {}
         for index, item in enumerate(items):
-            if not isinstance(item, Mapping):
-                raise InvalidInput(f"batch item {index} must be an object with id and params")
-            unknown = set(item) - {"id", "instance_id", "params"}
-            if unknown:
-                raise InvalidInput(f"batch item {index} has unknown key(s) {sorted(unknown)}")
             try:
-                one = self.validate_new(item.get("id", item.get("instance_id")), item.get("params"))
+                one = self._batch_item(item)
             except InvalidInput as exc:
-                raise InvalidInput(f"batch item {index}: {exc}") from None
-            if one.id in seen:
-                raise InvalidInput(f"batch item {index}: id {one.id!r} appears twice in the batch")
-            seen.add(one.id)
-            new.append(one)
-        written = self.store.create_many([self._new_record(workflow, n) for n in new])
-        existing = set(written.existing)
-        result = BatchResult(created=list(written.created))
-        for index, one in enumerate(new):
-            if one.id in existing:
-                result.errors.append(
-                    {
-                        "index": index,
-                        "id": one.id,
-                        "code": "instance_exists",
-                        "message": f"instance {one.id!r} already exists; it was not created again",
-                    }
+                result.refuse(index, _asked_id(item), "invalid_input", f"item {index}: {exc}")
+                continue
+            if one.id in first_with:
+                message = (
+                    f"item {index}: id {one.id!r} is also the id of item {first_with[one.id]}; "
+                    "an id may appear once in a batch, so this item was not created"
                 )
+                result.refuse(index, one.id, "duplicate_id", message)
+                continue
+            first_with[one.id] = index
+            accepted.append((index, one))
+        written = (
+            self.store.create_many([self._new_record(workflow, n) for _, n in accepted])
+            if accepted
+            else BatchCreateResult()
+        )
+        existing = set(written.existing)
+        for index, one in accepted:
+            if one.id in existing:
+                message = f"instance {one.id!r} already exists; it was not created again"
+                result.refuse(index, one.id, "instance_exists", message)
+        result.errors.sort(key=lambda error: int(error["index"]))
+        result.created = list(written.created)
         created = [InstanceRef(workflow, i) for i in written.created]
-        self._post(lambda: self.queue.send_many(created), *created)
+        if created:
+            self._post(lambda: self.queue.send_many(created), *created)
         return result
+
+    def _batch_item(self, item: Mapping[str, Any]) -> NewInstance:
+        """One batch item validated as ``create`` validates its arguments."""
+        unknown = set(item) - BATCH_ITEM_KEYS
+        if unknown:
+            raise InvalidInput(
+                f"unknown key(s) {sorted(map(str, unknown))}; an item takes id (or instance_id) "
+                "and params"
+            )
+        if item.get("id") is not None and item.get("instance_id") is not None:
+            raise InvalidInput("give either instance_id or id, not both")
+        return self.validate_new(_asked_id(item), item.get("params"))
 
     def _new_record(self, workflow: str, new: NewInstance) -> InstanceRecord:
         now = self.clock.time()
@@ -204,6 +270,7 @@ class InstanceService:
                 record.finished_at or self.clock.time(),
                 record.pauses,
                 finished=record.status in FINISHED,
+                events=state.events,  # a wait's row shows the payload it received
             ),
             created_at=record.created_at,
             finished_at=record.finished_at,
@@ -231,6 +298,23 @@ class InstanceService:
         if not 1 <= limit <= 1000:
             raise InvalidInput("limit must be between 1 and 1000")
         return self.store.list_instances(workflow, wanted, cursor, limit)
+
+    def describe(self, workflow: str) -> WorkflowDescription:
+        """The registered workflow's class and how many of its instances have each status."""
+        self.check_workflow(workflow)
+        cls = self.workflows.get(workflow) if isinstance(self.workflows, Mapping) else None
+        counts = {
+            status.value: self.store.count_instances(workflow, status)
+            for status in InstanceStatus
+            if status is not InstanceStatus.UNKNOWN
+        }
+        return WorkflowDescription(
+            name=workflow,
+            class_name=getattr(cls, "__qualname__", None),
+            module=getattr(cls, "__module__", None),
+            description=_first_paragraph(cls),
+            instances=counts,
+        )
 
     # --- controlling ----------------------------------------------------------------------
 
@@ -358,3 +442,33 @@ class InstanceService:
                 ", ".join(map(str, refs)),
                 exc,
             )
+
+
+def _check_batch(items: Any) -> None:
+    """Refuse a batch that is malformed as a whole: nothing of it can be reported per item."""
+    if not isinstance(items, Sequence) or isinstance(items, str | bytes):
+        raise InvalidInput("create_batch takes a list of {id?, params?} items")
+    if len(items) > MAX_BATCH:
+        raise InvalidInput(
+            f"a batch holds at most {MAX_BATCH} instances, got {len(items)}; split it"
+        )
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise InvalidInput(
+                f"batch item {index} must be an object {{id?, params?}}, not "
+                f"{type(item).__name__}; nothing was created"
+            )
+
+
+def _asked_id(item: Mapping[str, Any]) -> Any:
+    """The id a batch item asks for, under either key (None: generate one)."""
+    return item.get("id") if item.get("id") is not None else item.get("instance_id")
+
+
+def _first_paragraph(cls: Any) -> str | None:
+    """The first paragraph of a class's own docstring, on one line (None without one)."""
+    doc = cls.__dict__.get("__doc__") if isinstance(cls, type) else None
+    if not isinstance(doc, str) or not doc.strip():
+        return None
+    paragraph = inspect.cleandoc(doc).split("\n\n", 1)[0]
+    return " ".join(paragraph.split())

@@ -8,8 +8,8 @@ model. Every failure is JSON ``{"error": {"code", "message"}}``:
 400   invalid_json            the body is not JSON (or not UTF-8, or bad base64), or an object
                               in it has a key twice
 400   invalid_body            the body is not what the route takes at all (e.g. a string for {})
-400   invalid_input           the engine refused a value: duplicate ids in a batch, bad event
-                              type, bad cursor, params over 1 MiB encoded
+400   invalid_input           the engine refused a value: bad event type, bad cursor, params
+                              over 1 MiB encoded
 404   unknown_workflow        no workflow of that name (a malformed name included)
 404   instance_not_found      no instance of that id (a malformed id included)
 404   not_found               no such route (a path segment with characters no name, id or
@@ -20,16 +20,24 @@ model. Every failure is JSON ``{"error": {"code", "message"}}``:
 413   body_too_large          the body is over 1 MiB
 415   unsupported_media_type  a body that is not ``application/json`` (in any letter case)
 422   validation_error        a field is missing, of the wrong type, unknown, or out of range;
-                              or a JSON array sent to a route that takes one object
+                              or a JSON array sent to a route that takes one object; or a
+                              batch item that is not a JSON object
 503   storage_error           DynamoDB or SQS failed; safe to retry
 500   configuration_error     the service is misconfigured: no workflow is registered, or a
                               setting is missing; the message says what to set
 500   internal_error          a bug; logged with its traceback
 ====  ======================  =================================================================
 
-A request that gets a 4xx has written nothing: every check runs before the first write.
+A request that gets a 4xx has written nothing: every check runs before the first write. A
+batch create is the one route that answers for each item: an item that cannot be created (a
+bad id or params, an id repeated in the batch, a taken id) is reported in the answer's
+``errors`` by its index and the others are created; only a body that is not a list of at most
+100 objects is refused whole.
+
 ``GET /openapi.json`` serves the OpenAPI 3.1 document; ``GET /docs`` the Swagger UI (bundled
-assets, no CDN).
+assets, no CDN). Both name the server the request came through (see :func:`_base_path`), so
+the UI's "Try it out" calls the API where it is served: ``/prod`` on the execute-api domain,
+``/`` on a custom domain and in ``workflows dev``.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
+from aws_lambda_powertools.event_handler.openapi.models import Server
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
@@ -84,6 +93,7 @@ from .api_models import (
     JsonValue,
     NewInstanceBody,
     StatusChange,
+    WorkflowDetails,
     WorkflowList,
 )
 
@@ -96,6 +106,8 @@ API_TITLE = "Workflows"
 API_VERSION = "1.0"
 _JSON = "application/json"
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
+# what a base path may be: path segments of URL-safe characters (a stage name is [\w-]+)
+_BASE_PATH = re.compile(r"(/[A-Za-z0-9._~-]+)*")
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -134,7 +146,38 @@ def _shown(text: str, limit: int = 40) -> str:
     return repr(text[:limit]) + ("..." if len(text) > limit else "")
 
 
-app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_strict_json)
+def _base_path(event: Mapping[str, Any]) -> str:
+    """The part of the URL the client called that comes before the route: ``/prod``, or "".
+
+    API Gateway passes the URL's path as ``requestContext.path`` and the route's path as
+    ``path``, its end: on the execute-api domain the stage comes first (``/prod/workflows``),
+    on a custom domain it does not. An event without ``requestContext.domainName``, which API
+    Gateway always sets, was built by ``workflows dev``: it serves the API at ``/`` (its events
+    still carry a stage, ``local``, and a path under it, which are in no URL).
+    """
+    context = event.get("requestContext")
+    if not isinstance(context, Mapping) or not context.get("domainName"):
+        return ""
+    called = str(context.get("path") or "")
+    route = str(event.get("path") or "")
+    if not route or not called.endswith(route):
+        return ""
+    prefix = called[: len(called) - len(route)]
+    return prefix if _BASE_PATH.fullmatch(prefix) else ""
+
+
+class _Resolver(APIGatewayRestResolver):
+    """The REST API resolver, with the Swagger UI's server found by :func:`_base_path`.
+
+    Powertools takes a stage from ``requestContext`` whenever ``requestContext.path`` starts
+    with it, which gives ``/local`` in ``workflows dev``, where nothing is served.
+    """
+
+    def _get_base_path(self) -> str:
+        return _base_path(self.current_event.raw_event)
+
+
+app = _Resolver(enable_validation=True, json_body_deserializer=_strict_json)
 app.configure_openapi(
     title=API_TITLE,
     version=API_VERSION,
@@ -207,6 +250,19 @@ def list_workflows() -> WorkflowList:
 
 
 @_route(
+    "GET",
+    "/workflows/<name>",
+    summary="Describe a workflow: its class and its instances by status",
+    tags=["workflows"],
+    fails=(404,),
+)
+def describe_workflow(name: WorkflowName) -> WorkflowDetails:
+    """The workflow's class and module, the first paragraph of its docstring, and how many of
+    its instances have each status."""
+    return WorkflowDetails.model_validate(_service().describe(_workflow(name)).to_dict())
+
+
+@_route(
     "POST",
     "/workflows/<name>/instances",
     summary="Create an instance",
@@ -232,8 +288,11 @@ def create_instance(
     "/workflows/<name>/instances/batch",
     summary="Create up to 100 instances",
     description=(
-        "Idempotent: items whose id exists are skipped and reported in errors. 201 when "
-        "something was created, 200 when nothing was. One malformed item rejects the batch."
+        "Each item is created, or reported in errors by its index with a code: invalid_input "
+        "(its id, params or keys are not valid), duplicate_id (an earlier item of the batch "
+        "has its id) or instance_exists (its id is taken). So the same batch sent again "
+        "creates nothing. 201 when something was created, 200 when nothing was. A body that "
+        "is not a list of at most 100 JSON objects is refused whole, and creates nothing."
     ),
     tags=["instances"],
     ok=(201, 200),
@@ -241,12 +300,19 @@ def create_instance(
 )
 def create_batch(
     name: WorkflowName,
-    items: Annotated[list[NewInstanceBody], Body(max_length=MAX_BATCH, description="≤ 100 items.")],
+    items: Annotated[
+        list[dict[str, Any]],
+        Body(
+            max_length=MAX_BATCH,
+            description="At most 100 items, each one as POST .../instances takes it.",
+            # each item is validated by the service, which reports a bad one in errors[]
+            # rather than refusing the batch; the document still shows what an item should be
+            json_schema_extra={"items": {"$ref": "#/components/schemas/NewInstanceBody"}},
+        ),
+    ],
 ) -> Response[BatchResultBody]:
     """Create many instances at once."""
-    result = _service().create_batch(
-        _workflow(name), [{"id": i.requested_id, "params": i.params} for i in items]
-    )
+    result = _service().create_batch(_workflow(name), items)
     answer = BatchResultBody.model_validate(result.to_dict())
     status = HTTPStatus.CREATED if answer.created else HTTPStatus.OK
     return Response(status_code=status, content_type=_JSON, body=answer)
@@ -348,8 +414,10 @@ def send_event(
 
 @app.get("/openapi.json", include_in_schema=False)
 def openapi_document() -> Response[str]:
-    """The OpenAPI 3.1 document of this API."""
-    return Response(status_code=200, content_type=_JSON, body=app.get_openapi_json_schema())
+    """The OpenAPI 3.1 document of this API, naming the server it is served from."""
+    server = Server(url=_base_path(app.current_event.raw_event) or "/")
+    document = app.get_openapi_json_schema(servers=[server])
+    return Response(status_code=200, content_type=_JSON, body=document)
 
 
 # The runtime of the request being resolved (set by the handler around each request).
@@ -432,6 +500,8 @@ def _describe(errors: list[Any]) -> str:
         message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
         if error.get("type") == "string_pattern_mismatch":
             message = "may only contain letters, digits, '-' and '_', and must not start with '-'"
+        elif error.get("type") == "dict_type":
+            message = "must be a JSON object"
         parts.append(f"{where}: {message}")
     more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
     return "; ".join(parts) + more

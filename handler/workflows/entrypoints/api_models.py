@@ -18,6 +18,8 @@ from workflows.engine.service import MAX_BATCH
 
 __all__ = [
     "MAX_BATCH",
+    "AttemptError",
+    "AttemptView",
     "BatchError",
     "BatchResultBody",
     "ErrorBody",
@@ -32,6 +34,7 @@ __all__ = [
     "StatusChange",
     "StepError",
     "StepView",
+    "WorkflowDetails",
     "WorkflowList",
 ]
 
@@ -70,7 +73,11 @@ class NewInstanceBody(_Request):
         description="Same as instance_id (give one or the other).",
     )
     params: Any = Field(
-        default=None, description="Any JSON, at most 1 MiB encoded; the workflow's event.payload."
+        default=None,
+        description=(
+            "Any JSON, at most 1 MiB encoded; the workflow's event.payload ({} when omitted or "
+            "null)."
+        ),
     )
 
     @model_validator(mode="after")
@@ -126,19 +133,44 @@ class InstanceHandle(BaseModel):
 
 
 class BatchError(BaseModel):
-    """A batch item that was not created."""
+    """A batch item that was not created (the other items were)."""
 
-    index: int = Field(description="Position of the item in the request.")
-    id: str
-    code: str = Field(description="instance_exists: the id was already taken.")
-    message: str
+    index: int = Field(description="Position of the item in the request (0-based).")
+    id: str | None = Field(
+        description="The id the item asked for; null if it gave none (or not a string)."
+    )
+    code: str = Field(
+        description=(
+            "invalid_input: the item's id, params or keys are not valid; duplicate_id: an "
+            "earlier item of the batch has this id; instance_exists: the id was already taken."
+        )
+    )
+    message: str = Field(description="What is wrong with the item and how to fix it.")
 
 
 class BatchResultBody(BaseModel):
     """What a batch create did. Sending the same batch again creates nothing."""
 
     created: list[str] = Field(description="Ids of the instances created by this request.")
-    errors: list[BatchError] = Field(description="Items skipped because their id exists.")
+    errors: list[BatchError] = Field(description="One per item not created, by index.")
+
+
+class WorkflowDetails(BaseModel):
+    """A registered workflow: its class and how many instances it has in each status."""
+
+    name: str
+    class_name: str | None = Field(description="The workflow's class.")
+    module: str | None = Field(description="The module the class is defined in.")
+    description: str | None = Field(
+        description="The first paragraph of the class's docstring; null without one."
+    )
+    instances: dict[str, int] = Field(
+        description=(
+            "How many instances have each status, for every status but unknown (which is "
+            "never reported): queued, running, paused, errored, terminated, complete, waiting, "
+            "waitingForPause."
+        )
+    )
 
 
 class InstanceSummary(BaseModel):
@@ -164,18 +196,57 @@ class StepError(BaseModel):
     message: str
 
 
+class AttemptError(StepError):
+    """How one attempt of a step failed, and where."""
+
+    traceback: str | None = Field(
+        default=None,
+        description=(
+            "The traceback of the exception, with only the workflow's own frames (file, line, "
+            "function, source line; never variable values), at most 8 KiB: the innermost "
+            "frames are kept and a line says how many outer ones were cut."
+        ),
+    )
+
+
+class AttemptView(BaseModel):
+    """One recorded attempt of a do step."""
+
+    attempt: int = Field(description="1-based attempt number.")
+    start: str | None = Field(description="ISO 8601, UTC: when the attempt began.")
+    end: str | None = Field(description="ISO 8601, UTC: when it returned or failed.")
+    success: bool
+    error: AttemptError | None = Field(description="Why it failed; null if it succeeded.")
+
+
 class StepView(BaseModel):
     """One row of an instance's step timeline."""
 
     name: str
     count: int = Field(description="1-based occurrence of this name in the run.")
     type: Literal["do", "sleep", "waitForEvent"]
-    status: str = Field(description="complete, errored, running, waiting or retrying.")
-    attempts: int
+    status: str = Field(description="complete, errored, retrying, waiting or cancelled.")
+    attempts: int = Field(description="How many attempts a do step made (1 for the others).")
     start: str | None
     end: str | None
-    output: Any = Field(default=None, description='Its result; "[REDACTED]" if sensitive.')
+    output: Any = Field(
+        default=None,
+        description=(
+            'A do step\'s result ("[REDACTED]" if sensitive); the payload of the event a '
+            "waitForEvent step received."
+        ),
+    )
     error: StepError | None = None
+    attempt_history: list[AttemptView] = Field(
+        default_factory=list,
+        description="A do step's recorded attempts, oldest first; empty for other types.",
+    )
+    event_type: str | None = Field(
+        default=None, description="The event type a waitForEvent step awaits."
+    )
+    wake_at: str | None = Field(
+        default=None, description="ISO 8601, UTC: when a sleep step wakes up."
+    )
 
 
 class InstanceDetails(BaseModel):

@@ -18,6 +18,7 @@ INSTANCE = "/workflows/{name}/instances/{instance_id}"
 # (method, path) → (success status, its schema, request body schema or None)
 ROUTES: dict[tuple[str, str], tuple[str, str, str | None]] = {
     ("get", "/workflows"): ("200", "WorkflowList", None),
+    ("get", "/workflows/{name}"): ("200", "WorkflowDetails", None),
     ("post", "/workflows/{name}/instances"): ("201", "InstanceHandle", "NewInstanceBody"),
     ("post", "/workflows/{name}/instances/batch"): ("201", "BatchResultBody", "NewInstanceBody"),
     ("get", "/workflows/{name}/instances"): ("200", "InstanceList", None),

@@ -1,0 +1,94 @@
+"""GET /workflows/{name}: the workflow's class, module, the first paragraph of its docstring and
+its instances counted by status (a COUNT Query per status on the by_status index, paged)."""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.functional.workflows_under_test import Lifecycle
+from workflows.engine.model import InstanceStatus
+from workflows.testing import WorkflowTestEnv
+
+from .conftest import Api
+
+EVERY_STATUS_BUT_UNKNOWN = {s.value for s in InstanceStatus} - {"unknown"}
+
+
+@pytest.fixture
+def fresh() -> Iterator[Api]:
+    """An API on its own empty table (the counts are of the whole table)."""
+    env = WorkflowTestEnv({"orders": Lifecycle}, backend="aws")
+    try:
+        yield Api(env)
+    finally:
+        env.close()
+
+
+def test_describes_the_class_and_counts_instances_by_status(fresh: Api) -> None:
+    # GIVEN two instances queued, one paused and one terminated
+    for instance_id in ("d-1", "d-2", "d-3", "d-4"):
+        fresh.request("POST", "/workflows/orders/instances", {"id": instance_id})
+    fresh.request("PATCH", "/workflows/orders/instances/d-3/status", {"status": "pause"})
+    fresh.request("PATCH", "/workflows/orders/instances/d-4/status", {"status": "terminate"})
+
+    # WHEN the workflow is described
+    answer = fresh.request("GET", "/workflows/orders")
+
+    # THEN it names its class and counts each status, zeros included
+    assert answer.status == 200, answer.body
+    assert answer.body == {
+        "name": "orders",
+        "class_name": "Lifecycle",
+        "module": "tests.functional.workflows_under_test",
+        "description": "Charge, sleep an hour, wait for approval, finish.",
+        "instances": {
+            **dict.fromkeys(EVERY_STATUS_BUT_UNKNOWN, 0),
+            "queued": 2,
+            "paused": 1,
+            "terminated": 1,
+        },
+    }
+
+
+def test_counts_every_page_of_a_status(fresh: Api) -> None:
+    # GIVEN more queued instances than one 1 MB page of the index holds
+    blob = "".join(random.Random(7).choices(string.ascii_letters, k=60_000))
+    items: list[dict[str, Any]] = [{"id": f"big-{i}", "params": {"blob": blob}} for i in range(24)]
+    for half in (items[:12], items[12:]):  # a request body holds at most 1 MiB
+        assert fresh.request("POST", "/workflows/orders/instances/batch", half).status == 201
+    pages: list[int] = []
+    fresh.aws.runtime.store.client.meta.events.register(
+        "after-call.dynamodb.Query", lambda parsed, **_: pages.append(parsed["Count"])
+    )
+
+    # WHEN the workflow is described
+    answer = fresh.request("GET", "/workflows/orders")
+
+    # THEN the count is summed over the pages DynamoDB answered in
+    assert answer.body["instances"]["queued"] == 24
+    assert len(pages) > len(EVERY_STATUS_BUT_UNKNOWN), "the queued count took one page"
+
+
+def test_an_unknown_workflow_is_a_404_naming_the_registered_ones(api: Api) -> None:
+    answer = api.request("GET", "/workflows/invoices")
+
+    assert (answer.status, answer.code) == (404, "unknown_workflow")
+    assert "registered: orders" in answer.message
+
+
+def test_a_malformed_name_is_an_unknown_workflow(api: Api) -> None:
+    answer = api.request("GET", "/workflows/in.voices")
+
+    assert (answer.status, answer.code) == (404, "unknown_workflow")
+
+
+def test_other_methods_are_not_allowed(api: Api) -> None:
+    answer = api.request("DELETE", "/workflows/orders")
+
+    assert (answer.status, answer.code) == (405, "method_not_allowed")
+    assert answer.headers["Allow"] == "GET"

@@ -1,0 +1,96 @@
+"""``describe``: a registered workflow's class, the first paragraph of its docstring, and how
+many of its instances have each status (the store counts them: ``count_instances``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from workflows import UnknownWorkflow, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from workflows.engine.model import InstanceStatus
+
+from .backends import EnvFactory
+
+pytestmark = pytest.mark.backends("memory", "aws")
+
+EVERY_STATUS_BUT_UNKNOWN = {s.value for s in InstanceStatus} - {"unknown"}
+
+
+class Approvals(WorkflowEntrypoint):
+    """Waits for an approval,
+    then finishes.
+
+    Everything after the first paragraph is left out of the description.
+    """
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        if event.payload.get("fail"):
+            raise ValueError("asked to fail")
+        if event.payload.get("wait"):
+            await step.wait_for_event("approval", type="approved", timeout="1 day")
+        return "done"
+
+
+class Undocumented(Approvals):
+    pass
+
+
+def test_describe_names_the_class_and_the_first_paragraph_of_its_docstring(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"approvals": Approvals, "plain": Undocumented})
+
+    described = env.service.describe("approvals")
+
+    assert described.name == "approvals"
+    assert described.class_name == "Approvals"
+    assert described.module == __name__
+    assert described.description == "Waits for an approval, then finishes."
+    # a class without a docstring of its own has none (its base's is not borrowed)
+    assert env.service.describe("plain").description is None
+
+
+def test_describe_counts_instances_by_status_with_every_status_present(
+    make_env: EnvFactory,
+) -> None:
+    # GIVEN instances in four statuses
+    env = make_env({"approvals": Approvals, "other": Approvals})
+    env.create_batch(
+        "approvals",
+        [{"id": "ok-1"}, {"id": "ok-2"}, {"id": "bad", "params": {"fail": True}}]
+        + [{"id": f"wait-{i}", "params": {"wait": True}} for i in range(3)],
+    )
+    env.create("other", id="not-counted")
+    env.run_until_idle()
+    env.get("approvals", "wait-0").pause()
+    env.create("approvals", id="fresh")
+
+    # WHEN the workflow is described
+    counts = env.service.describe("approvals").instances
+
+    # THEN every status but unknown is counted, zeros included, and only this workflow's
+    assert set(counts) == EVERY_STATUS_BUT_UNKNOWN
+    assert {k: v for k, v in counts.items() if v} == {
+        "complete": 2,
+        "errored": 1,
+        "waiting": 2,
+        "paused": 1,
+        "queued": 1,
+    }
+
+
+def test_the_store_counts_one_status_of_one_workflow(make_env: EnvFactory) -> None:
+    env = make_env({"approvals": Approvals})
+    env.create_batch("approvals", [{"id": f"q-{i}"} for i in range(5)])
+
+    assert env.store.count_instances("approvals", InstanceStatus.QUEUED) == 5
+    assert env.store.count_instances("approvals", InstanceStatus.COMPLETE) == 0
+    assert env.store.count_instances("nobody", InstanceStatus.QUEUED) == 0
+
+
+def test_describe_of_an_unknown_workflow_names_the_registered_ones(make_env: EnvFactory) -> None:
+    env = make_env({"approvals": Approvals})
+
+    with pytest.raises(UnknownWorkflow, match="registered: approvals"):
+        env.service.describe("invoices")
