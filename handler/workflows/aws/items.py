@@ -134,7 +134,12 @@ def get_int(item: Item, name: str, default: int = 0) -> int:
 
 
 def error_value(error: ErrorInfo) -> dict[str, Any]:
-    return {"M": {"name": s(error.name), "message": s(error.message)}}
+    """An error as a map; its traceback (at most 8 KiB, see workflows.engine.tracebacks) is
+    stored inline with it, so an entry with a capped message and traceback fits an item."""
+    fields = {"name": s(error.name), "message": s(error.message)}
+    if error.traceback is not None:
+        fields["traceback"] = s(error.traceback)
+    return {"M": fields}
 
 
 def get_error(item: Item, name: str = "error") -> ErrorInfo | None:
@@ -142,7 +147,10 @@ def get_error(item: Item, name: str = "error") -> ErrorInfo | None:
     if value is None:
         return None
     fields = value["M"]
-    return ErrorInfo(fields["name"]["S"], fields["message"]["S"])
+    traceback = fields.get("traceback")  # absent on errors recorded without one
+    return ErrorInfo(
+        fields["name"]["S"], fields["message"]["S"], None if traceback is None else traceback["S"]
+    )
 
 
 def pauses_value(pauses: tuple[tuple[float, float], ...]) -> dict[str, Any]:
@@ -297,7 +305,12 @@ def entry_item(
     }
     put_optional(
         item,
-        {"position": entry.position, "started_at": entry.started_at, "wake_at": entry.wake_at},
+        {
+            "position": entry.position,
+            "started_at": entry.started_at,
+            "attempt_started_at": entry.attempt_started_at,
+            "wake_at": entry.wake_at,
+        },
         {"parent": entry.parent, "event_type": entry.event_type, "event_id": entry.event_id},
     )
     if entry.error is not None:
@@ -322,6 +335,7 @@ def journal_entry(item: Item, chunks: dict[str, Item]) -> JournalEntry:
         position=None if position is None else int(position["N"]),
         parent=get_s(item, "parent"),
         started_at=get_n(item, "started_at"),
+        attempt_started_at=get_n(item, "attempt_started_at"),
         result=get_blob(item, "result", chunks),
         error=get_error(item),
         attempt=get_int(item, "attempt"),

@@ -6,6 +6,7 @@ format. The journal is append-only: an entry, once recorded, is never changed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
@@ -49,10 +50,32 @@ RUNNABLE = frozenset(
 
 
 class ErrorInfo(dict[str, str]):
-    """``{"name": ..., "message": ...}``, also readable as ``.name`` and ``.message``."""
+    """``{"name": ..., "message": ...}``, also readable as ``.name`` and ``.message``.
 
-    def __init__(self, name: str, message: str) -> None:
+    A failed step attempt also records where it failed, in ``.traceback`` (the user's frames,
+    see :mod:`workflows.engine.tracebacks`). It is an attribute, not a key: the mapping stays
+    equal to Cloudflare's two-key error shape.
+    """
+
+    traceback: str | None
+
+    def __init__(self, name: str, message: str, traceback: str | None = None) -> None:
         super().__init__(name=name, message=message)
+        self.traceback = traceback
+
+    def __reduce__(self) -> Any:
+        return (ErrorInfo, (self.name, self.message, self.traceback))
+
+    def with_traceback(self) -> dict[str, str | None]:
+        """``{"name", "message", "traceback"}``: what a step's attempt history shows."""
+        return {"name": self.name, "message": self.message, "traceback": self.traceback}
+
+    @classmethod
+    def from_dict(cls, shown: Mapping[str, Any] | None) -> ErrorInfo | None:
+        """The error a ``to_dict`` shows (``{"name", "message"}``, maybe ``"traceback"``)."""
+        if shown is None:
+            return None
+        return cls(str(shown["name"]), str(shown["message"]), shown.get("traceback"))
 
     @property
     def name(self) -> str:
@@ -134,7 +157,8 @@ class JournalEntry:
     at: float
     position: int | None = None  # call order in run(); None for steps nested in a callback
     parent: str | None = None  # key of the enclosing step for nested steps
-    started_at: float | None = None
+    started_at: float | None = None  # the step's start: its first attempt's
+    attempt_started_at: float | None = None  # this attempt's own start (STEP and ATTEMPT)
     result: str | None = None  # encoded JSON
     error: ErrorInfo | None = None
     attempt: int = 0
@@ -221,8 +245,48 @@ class StepStatus(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class AttemptInfo:
+    """One attempt of a ``step.do``: when it ran and how it ended.
+
+    ``error`` carries the attempt's traceback (``error.traceback``) when it failed.
+    """
+
+    attempt: int
+    start: float | None
+    end: float | None
+    success: bool
+    error: ErrorInfo | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attempt": self.attempt,
+            "start": iso(self.start),
+            "end": iso(self.end),
+            "success": self.success,
+            "error": self.error.with_traceback() if self.error else None,
+        }
+
+    @classmethod
+    def from_dict(cls, shown: Mapping[str, Any]) -> AttemptInfo:
+        """The attempt a :meth:`to_dict` shows (unknown keys are ignored)."""
+        return cls(
+            attempt=int(shown["attempt"]),
+            start=_epoch(shown.get("start")),
+            end=_epoch(shown.get("end")),
+            success=bool(shown.get("success")),
+            error=ErrorInfo.from_dict(shown.get("error")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class StepInfo:
-    """One row of an instance's step timeline."""
+    """One row of an instance's step timeline.
+
+    ``attempts`` counts a ``step.do``'s attempts; ``attempt_history`` lists the recorded ones
+    (start, end, error with its traceback). A wait shows the ``event_type`` it awaits and, once
+    received, the event's payload as its ``output``; a sleep shows when it wakes (``wake_at``).
+    ``parent`` (the enclosing step of a nested step) is not part of :meth:`to_dict`.
+    """
 
     name: str
     count: int
@@ -234,6 +298,9 @@ class StepInfo:
     output: Any = None
     error: ErrorInfo | None = None
     parent: str | None = None
+    attempt_history: tuple[AttemptInfo, ...] = ()
+    event_type: str | None = None
+    wake_at: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -246,7 +313,31 @@ class StepInfo:
             "end": iso(self.end),
             "output": self.output,
             "error": dict(self.error) if self.error else None,
+            "attempt_history": [attempt.to_dict() for attempt in self.attempt_history],
+            "event_type": self.event_type,
+            "wake_at": iso(self.wake_at),
         }
+
+    @classmethod
+    def from_dict(cls, shown: Mapping[str, Any]) -> StepInfo:
+        """The row a :meth:`to_dict` shows, e.g. from the HTTP API's JSON (times to the
+        millisecond; unknown keys are ignored, missing optional ones take their default)."""
+        return cls(
+            name=str(shown["name"]),
+            count=int(shown["count"]),
+            type=str(shown["type"]),
+            status=StepStatus(shown["status"]),
+            attempts=int(shown.get("attempts") or 0),
+            start=_epoch(shown.get("start")),
+            end=_epoch(shown.get("end")),
+            output=shown.get("output"),
+            error=ErrorInfo.from_dict(shown.get("error")),
+            attempt_history=tuple(
+                AttemptInfo.from_dict(a) for a in shown.get("attempt_history") or ()
+            ),
+            event_type=shown.get("event_type"),
+            wake_at=_epoch(shown.get("wake_at")),
+        )
 
 
 @dataclass(frozen=True)
@@ -281,6 +372,29 @@ class InstanceStatusView:
             "wake_at": iso(self.wake_at),
             "steps": [step.to_dict() for step in self.steps],
         }
+
+    @classmethod
+    def from_dict(cls, shown: Mapping[str, Any]) -> InstanceStatusView:
+        """The view a :meth:`to_dict` shows, e.g. the body of ``GET …/instances/{id}``
+        (times to the millisecond; unknown keys are ignored)."""
+        return cls(
+            id=str(shown["id"]),
+            workflow=str(shown["workflow"]),
+            status=InstanceStatus(shown["status"]),
+            output=shown.get("output"),
+            error=ErrorInfo.from_dict(shown.get("error")),
+            steps=[StepInfo.from_dict(step) for step in shown.get("steps") or ()],
+            created_at=_epoch(shown.get("created")),
+            finished_at=_epoch(shown.get("finished")),
+            wake_at=_epoch(shown.get("wake_at")),
+        )
+
+
+def _epoch(shown: str | None) -> float | None:
+    """Epoch seconds for a time :func:`~.clock.iso` wrote (``...Z``), or None."""
+    if shown is None:
+        return None
+    return datetime.fromisoformat(shown.replace("Z", "+00:00")).timestamp()
 
 
 def event_timestamp(epoch: float) -> datetime:

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from . import codec
 from .journal import NEST, base_key, shifted
-from .model import REDACTED, EntryKind, JournalEntry, StepInfo, StepStatus
+from .model import (
+    REDACTED,
+    AttemptInfo,
+    EntryKind,
+    EventRecord,
+    JournalEntry,
+    StepInfo,
+    StepStatus,
+)
 
 _TYPES = {"do": "do", "sleep": "sleep", "wait_for_event": "waitForEvent"}
 
@@ -18,8 +26,13 @@ def build_timeline(
     now: float,
     pauses: Sequence[tuple[float, float]] = (),
     finished: bool = False,
+    events: Iterable[EventRecord] = (),
 ) -> list[StepInfo]:
     """Rows in the order ``run()`` called the steps; nested steps follow their root step.
+
+    A ``step.do`` row lists its recorded attempts (start, end, error and traceback); a wait row
+    the event type it awaits and, once it got one, the event's payload (from ``events``) as
+    its output; a sleep row when it wakes up.
 
     A step recorded as sensitive (``{"sensitive": "output"}``) shows ``"[REDACTED]"`` as its
     output: the real value stays in the journal, for ``run()`` alone.
@@ -31,6 +44,7 @@ def build_timeline(
     for entry in sorted(entries, key=lambda e: (e.at, e.key)):
         groups.setdefault(base_key(entry), []).append(entry)
     positions = {key: group[0].position for key, group in groups.items()}
+    payloads = {event.id: event.payload for event in events}
 
     def order(item: tuple[str, list[JournalEntry]]) -> tuple[float, int, float]:
         key, group = item
@@ -38,7 +52,7 @@ def build_timeline(
         nested = 0 if group[0].position is not None else 1
         return (float("inf") if root is None else root, nested, group[0].at)
 
-    rows = [_row(group, now, pauses) for _, group in sorted(groups.items(), key=order)]
+    rows = [_row(group, now, pauses, payloads) for _, group in sorted(groups.items(), key=order)]
     if finished:
         rows = [_ended(row) for row in rows]
     return rows
@@ -52,7 +66,12 @@ def _ended(row: StepInfo) -> StepInfo:
     return row
 
 
-def _row(group: list[JournalEntry], now: float, pauses: Sequence[tuple[float, float]]) -> StepInfo:
+def _row(
+    group: list[JournalEntry],
+    now: float,
+    pauses: Sequence[tuple[float, float]],
+    payloads: Mapping[str, str],
+) -> StepInfo:
     first, last = group[0], group[-1]
     kind = _TYPES[first.call_kind]
     start = first.started_at or first.at
@@ -64,16 +83,37 @@ def _row(group: list[JournalEntry], now: float, pauses: Sequence[tuple[float, fl
         )
 
     if kind == "do":
-        attempts = max(e.attempt for e in group)
-        if last.kind is EntryKind.STEP:
-            if last.error:
-                return row(StepStatus.ERRORED, attempts, last.at)
-            output = REDACTED if last.sensitive else codec.decode(last.result)
-            return row(StepStatus.COMPLETE, attempts, last.at, output)
-        return row(StepStatus.RETRYING, attempts, None)
+        done = _do_row(group, row)
+        return dataclasses.replace(done, attempt_history=tuple(map(_attempt, group)))
     if kind == "sleep":
         due = shifted(first.wake_at or first.at, first.at, pauses)
-        return row(StepStatus.COMPLETE if now >= due else StepStatus.WAITING, 1, due)
+        slept = row(StepStatus.COMPLETE if now >= due else StepStatus.WAITING, 1, due)
+        return dataclasses.replace(slept, wake_at=due)
     if last.kind is EntryKind.DELIVERY:
-        return row(StepStatus.ERRORED if last.error else StepStatus.COMPLETE, 1, last.at)
-    return row(StepStatus.WAITING, 1, None)
+        if last.error:
+            waited = row(StepStatus.ERRORED, 1, last.at)
+        else:
+            payload = payloads.get(last.event_id or "")
+            waited = row(StepStatus.COMPLETE, 1, last.at, codec.decode(payload))
+    else:
+        waited = row(StepStatus.WAITING, 1, None)
+    return dataclasses.replace(waited, event_type=first.event_type or last.event_type)
+
+
+def _do_row(group: list[JournalEntry], row: Callable[..., StepInfo]) -> StepInfo:
+    last = group[-1]
+    attempts = max(e.attempt for e in group)
+    if last.kind is EntryKind.STEP:
+        if last.error:
+            return row(StepStatus.ERRORED, attempts, last.at)
+        output = REDACTED if last.sensitive else codec.decode(last.result)
+        return row(StepStatus.COMPLETE, attempts, last.at, output)
+    return row(StepStatus.RETRYING, attempts, None)
+
+
+def _attempt(entry: JournalEntry) -> AttemptInfo:
+    """A recorded attempt: a failed one (``ATTEMPT``) or the step's last (``STEP``)."""
+    start = entry.attempt_started_at
+    if start is None and entry.attempt <= 1:  # recorded before attempts had their own start
+        start = entry.started_at
+    return AttemptInfo(entry.attempt, start, entry.at, entry.error is None, entry.error)

@@ -34,6 +34,7 @@ from workflows.engine.errors import (
 from workflows.engine.journal import attempt_key, shifted
 from workflows.engine.model import EntryKind, ErrorInfo, JournalEntry
 from workflows.engine.step import StepContext, StepIdentity
+from workflows.engine.tracebacks import user_traceback
 
 from .base import SCOPE, Call, Pass, StepScope
 
@@ -76,6 +77,7 @@ class _Attempts:
         self.callback = callback
         self.attempt = 1
         self.started_at = 0.0
+        self.attempt_started_at = 0.0
         self.with_context = False
 
     async def run(self) -> Any:
@@ -104,6 +106,7 @@ class _Attempts:
         args = (ctx,) if self.with_context else ()
         label = f"step {call.name!r} attempt {attempt}"
         token = SCOPE.set(StepScope(call.key, call.name, attempt))
+        self.attempt_started_at = self.replay.now()
         try:
             body = self.replay.stand_in(ctx) or self.callback  # a test's mock, else the callback
             value = await call_with_timeout(body, args, self.config.timeout, label)
@@ -116,6 +119,7 @@ class _Attempts:
             EntryKind.STEP,
             self.replay.now(),
             started_at=self.started_at,
+            attempt_started_at=self.attempt_started_at,
             result=result,
             attempt=attempt,
             sensitive=self.config.sensitive,
@@ -128,7 +132,7 @@ class _Attempts:
         Called while handling ``exc``, so a final StepFailedError keeps it as its context.
         """
         call, attempt, replay = self.call, self.attempt, self.replay
-        error = ErrorInfo(error_name(exc), error_message(exc))
+        error = ErrorInfo(error_name(exc), error_message(exc), user_traceback(exc))
         log.info(
             "step %r attempt %d failed: %s: %s",
             call.name,
@@ -148,6 +152,7 @@ class _Attempts:
                 EntryKind.STEP,
                 replay.now(),
                 started_at=self.started_at,
+                attempt_started_at=self.attempt_started_at,
                 error=error,
                 attempt=attempt,
             )
@@ -158,6 +163,7 @@ class _Attempts:
             replay.now(),
             key=attempt_key(call.key, attempt),
             started_at=self.started_at,
+            attempt_started_at=self.attempt_started_at,
             error=error,
             attempt=attempt,
             wake_at=retry_at,
@@ -188,11 +194,13 @@ class _Attempts:
 
 
 def _delay_error(exc: Exception, step: str, attempt: int, failure: ErrorInfo) -> ErrorInfo:
-    """The step's final error when its delay function failed: named after that exception."""
+    """The step's final error when its delay function failed: named after that exception, with
+    its traceback (which chains the attempt's own failure)."""
     return ErrorInfo(
         error_name(exc),
         f"the retries.delay function of step {step!r} raised {error_name(exc)}: "
         f"{error_message(exc)} (after attempt {attempt} failed with {failure.name}: "
         f"{failure.message}); the step is not retried. Fix the delay function so that it "
         "returns a duration",
+        user_traceback(exc),
     )

@@ -1,0 +1,119 @@
+"""The traceback recorded with a failed step attempt: the user's frames only, capped in size.
+
+A step's error says *what* failed (``{"name", "message"}``); its traceback says *where*. The
+frames worth reading are the workflow author's: the library's own frames (the replay driver,
+the callback runner) and the event loop's and worker threads' frames around every callback are
+the same for every failure, so they are left out. Chained exceptions (``raise ... from``, or an
+exception raised while handling another) keep their own user frames.
+
+Each frame shows its file, line, function and source line, never the values of local variables
+(a sensitive step's secrets may be in them). The text is capped at :data:`MAX_TRACEBACK_BYTES`
+of UTF-8: a journal entry must fit a DynamoDB item (400 KB), and the innermost frames, where
+the exception was raised, are the ones kept; a line says how many outer frames were cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import os
+import threading
+import traceback
+from pathlib import Path
+
+__all__ = ["MAX_TRACEBACK_BYTES", "user_traceback"]
+
+MAX_TRACEBACK_BYTES = 8 * 1024
+_MAX_LINE = (
+    1024  # characters of one frame or exception line (a minified source line, a huge message)
+)
+
+# Frames under these are the machinery around every callback, not the user's code.
+_LIBRARY_DIRS = tuple(
+    str(path) + os.sep
+    for path in (
+        Path(__file__).resolve().parents[1],  # the workflows package
+        Path(asyncio.__file__).resolve().parent,
+        Path(concurrent.futures.__file__).resolve().parent,
+    )
+)
+_LIBRARY_FILES = frozenset({str(Path(threading.__file__).resolve())})
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The exception's traceback as text, without library frames, at most 8 KiB.
+
+    Args:
+        exc: the exception a step attempt raised (its ``__traceback__`` is read).
+
+    Returns:
+        The usual ``Traceback (most recent call last): ...`` text, chained exceptions included,
+        with only the frames of the user's code; when too long, the outermost frames are
+        replaced by a line saying how many were cut.
+    """
+    summary = traceback.TracebackException.from_exception(exc, capture_locals=False)
+    _keep_user_frames(summary, set())
+    chunks = [_clip(chunk) for chunk in summary.format()]
+    return _capped(chunks)
+
+
+def _keep_user_frames(summary: traceback.TracebackException, seen: set[int]) -> None:
+    """Drop library frames from ``summary`` and every exception chained to it."""
+    if id(summary) in seen:  # a cycle of contexts: the traceback module stops there too
+        return
+    seen.add(id(summary))
+    frames = [frame for frame in summary.stack if not _is_library(frame.filename)]
+    summary.stack = traceback.StackSummary.from_list(frames)
+    for chained in (summary.__cause__, summary.__context__, *(summary.exceptions or ())):
+        if chained is not None:
+            _keep_user_frames(chained, seen)
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library(filename: str) -> bool:
+    try:
+        path = str(Path(filename).resolve())
+    except (OSError, RuntimeError, ValueError):
+        path = filename
+    return path in _LIBRARY_FILES or path.startswith(_LIBRARY_DIRS)
+
+
+def _clip(chunk: str) -> str:
+    """One formatted chunk (a frame, an exception line) cut to a readable length per line."""
+    lines = chunk.splitlines(keepends=True)
+    if all(len(line) <= _MAX_LINE for line in lines):
+        return chunk
+    return "".join(
+        line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + " ...(cut)\n" for line in lines
+    )
+
+
+def _is_frame(chunk: str) -> bool:
+    return chunk.startswith('  File "')
+
+
+def _capped(chunks: list[str]) -> str:
+    """The chunks joined, keeping the innermost ones when they exceed the cap.
+
+    The last chunk (the exception itself) is always kept, cut to the cap if it must be.
+    """
+    text = "".join(chunks)
+    if len(text.encode()) <= MAX_TRACEBACK_BYTES:
+        return text
+    budget = MAX_TRACEBACK_BYTES - 200  # room for the header and the line saying what was cut
+    last = chunks[-1].encode()[:budget].decode(errors="ignore")
+    kept = [last]
+    size = len(last.encode())
+    for chunk in reversed(chunks[:-1]):
+        size += len(chunk.encode())
+        if size > budget:
+            break
+        kept.append(chunk)
+    kept.reverse()
+    cut = sum(1 for chunk in chunks if _is_frame(chunk)) - sum(1 for c in kept if _is_frame(c))
+    note = (
+        f"  ... {cut} outer frame(s) cut: a traceback is kept to "
+        f"{MAX_TRACEBACK_BYTES // 1024} KiB, its innermost frames\n"
+    )
+    return "Traceback (most recent call last):\n" + note + "".join(kept)
