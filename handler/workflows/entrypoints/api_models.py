@@ -18,6 +18,8 @@ from workflows.engine.service import MAX_BATCH
 
 __all__ = [
     "MAX_BATCH",
+    "AttemptError",
+    "AttemptView",
     "BatchError",
     "BatchResultBody",
     "ErrorBody",
@@ -194,18 +196,57 @@ class StepError(BaseModel):
     message: str
 
 
+class AttemptError(StepError):
+    """How one attempt of a step failed, and where."""
+
+    traceback: str | None = Field(
+        default=None,
+        description=(
+            "The traceback of the exception, with only the workflow's own frames (file, line, "
+            "function, source line; never variable values), at most 8 KiB: the innermost "
+            "frames are kept and a line says how many outer ones were cut."
+        ),
+    )
+
+
+class AttemptView(BaseModel):
+    """One recorded attempt of a do step."""
+
+    attempt: int = Field(description="1-based attempt number.")
+    start: str | None = Field(description="ISO 8601, UTC: when the attempt began.")
+    end: str | None = Field(description="ISO 8601, UTC: when it returned or failed.")
+    success: bool
+    error: AttemptError | None = Field(description="Why it failed; null if it succeeded.")
+
+
 class StepView(BaseModel):
     """One row of an instance's step timeline."""
 
     name: str
     count: int = Field(description="1-based occurrence of this name in the run.")
     type: Literal["do", "sleep", "waitForEvent"]
-    status: str = Field(description="complete, errored, running, waiting or retrying.")
-    attempts: int
+    status: str = Field(description="complete, errored, retrying, waiting or cancelled.")
+    attempts: int = Field(description="How many attempts a do step made (1 for the others).")
     start: str | None
     end: str | None
-    output: Any = Field(default=None, description='Its result; "[REDACTED]" if sensitive.')
+    output: Any = Field(
+        default=None,
+        description=(
+            'A do step\'s result ("[REDACTED]" if sensitive); the payload of the event a '
+            "waitForEvent step received."
+        ),
+    )
     error: StepError | None = None
+    attempt_history: list[AttemptView] = Field(
+        default_factory=list,
+        description="A do step's recorded attempts, oldest first; empty for other types.",
+    )
+    event_type: str | None = Field(
+        default=None, description="The event type a waitForEvent step awaits."
+    )
+    wake_at: str | None = Field(
+        default=None, description="ISO 8601, UTC: when a sleep step wakes up."
+    )
 
 
 class InstanceDetails(BaseModel):
