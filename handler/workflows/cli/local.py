@@ -207,9 +207,12 @@ def advance_clock(args: argparse.Namespace, console: Console) -> int:
     from workflows.engine.errors import InvalidStepError
 
     try:
-        parse_duration(args.by, what="the duration to advance by")
-    except InvalidStepError as exc:
-        raise CommandError(str(exc)) from None
+        parse_duration(args.by)
+    except InvalidStepError:
+        raise CommandError(
+            f"{args.by!r} is not a duration to move the clock by: write it as 'N unit', with "
+            'unit one of second, minute, hour, day, week, month, year; e.g. "2 days"'
+        ) from None
     try:
         body = api(args).request("POST", "/_dev/clock/advance", {"by": args.by}).body
     except ApiError as exc:

@@ -67,7 +67,7 @@ def describe_workflow(args: argparse.Namespace, console: Console) -> int:
             console.data(f"{label + ':':<13}{body[key]}")
     counts = body.get("instances")
     if isinstance(counts, dict):
-        shown = ", ".join(f"{console.status(s)} {n}" for s, n in sorted(counts.items()))
+        shown = ", ".join(f"{console.status(s)} {n}" for s, n in counts.items() if n)
         console.data(f"{'instances:':<13}{shown or 'none'}")
     return 0
 
