@@ -1,8 +1,10 @@
-"""self.logger: run()-level lines are not repeated on replay; lines carry instance and step."""
+"""self.logger: run()-level lines are not repeated on replay; lines carry the workflow, instance
+and step; a record's location is the line that called self.logger."""
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -61,3 +63,72 @@ def test_lines_carry_the_instance_and_inside_a_step_its_name_and_attempt(
     ]
     starting = next(r for r in records if r.getMessage() == "starting")
     assert not hasattr(starting, "step")
+
+
+# --- where a line comes from: the user's line, not the adapter ----------------------------------
+
+
+def line_of(text: str) -> int:
+    """The line number of the one line of this file that ends with the comment ``# text``."""
+    lines = Path(__file__).read_text().splitlines()
+    found = [n for n, line in enumerate(lines, 1) if line.endswith(f"# {text}")]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def log_from_a_helper(logger: Any, message: str) -> None:
+    logger.info(message, stacklevel=2)  # the helper's caller is the line to show
+
+
+class Located(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        self.logger.info("in run")  # run
+
+        def work(ctx: Any) -> str:
+            self.logger.warning("in the step")  # step
+            try:
+                raise ValueError("shown with its traceback")
+            except ValueError:
+                self.logger.exception("caught")  # exception
+            self.logger.log(logging.INFO, "through log()")  # log
+            log_from_a_helper(self.logger, "through a helper")  # helper
+            return "ok"
+
+        return await step.do("work", work)
+
+
+def test_a_records_location_is_the_line_that_called_self_logger(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # GIVEN a workflow that logs in run(), in a step callback, and through a helper of its own
+    caplog.set_level(logging.INFO, logger="workflows")
+    env = WorkflowTestEnv({"located": Located})
+    # WHEN it runs
+    env.create("located", id="l-1")
+    env.run_until_idle()
+    # THEN each record points at the line of this file that logged it, in its function
+    records = {r.getMessage(): r for r in caplog.records if r.name == "workflows.Located"}
+    expected = {
+        "in run": (line_of("run"), "run"),
+        "in the step": (line_of("step"), "work"),
+        "caught": (line_of("exception"), "work"),
+        "through log()": (line_of("log"), "work"),
+        "through a helper": (line_of("helper"), "work"),
+    }
+    assert set(records) == set(expected)
+    for message, (lineno, function) in expected.items():
+        record = records[message]
+        assert (record.pathname, record.lineno, record.funcName) == (
+            __file__,
+            lineno,
+            function,
+        ), message
+
+
+def test_lines_carry_the_registered_workflow_name(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="workflows")
+    env = WorkflowTestEnv({"located": Located})
+    env.create("located", id="l-2")
+    env.run_until_idle()
+    records = [r for r in caplog.records if r.name == "workflows.Located"]
+    assert records and {getattr(r, "workflow", None) for r in records} == {"located"}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .durations import Duration
 from .errors import EventMutationError
 from .frozen import _RULE, freeze
+from .logs import logger_name
 from .retention import parse_retention
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class WorkflowEntrypoint:
 
     def __init__(self, env: Env | None = None) -> None:
         self.env = env if env is not None else Env()
-        self.logger = logging.getLogger(f"workflows.{type(self).__name__}")
+        self.logger = logging.getLogger(logger_name(type(self)))
 
     async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
         """The workflow's body. Override it."""

@@ -7,8 +7,10 @@ re-walking calls already recorded), and tags every line with the workflow, the i
 and, inside a step callback, the step name and attempt. Lines inside step callbacks are never
 dropped: callbacks only run for new work.
 
-On Lambda the ``workflows.*`` loggers share the Powertools JSON formatter (see
-``workflows.observability``), so the tags become JSON keys.
+Each record's location (``pathname``, ``lineno``, ``funcName``) is the line that called
+``self.logger``, not this adapter. On Lambda the ``workflows.*`` loggers share the Powertools
+JSON formatter (see ``workflows.observability``), so the tags become JSON keys; in
+``workflows dev`` each line is printed with them (see ``workflows.local.workflow_logs``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, MutableMapping
 from typing import Any
+
+
+def logger_name(workflow_class: type) -> str:
+    """The name of the logger behind a workflow's ``self.logger``: ``workflows.<ClassName>``."""
+    return f"workflows.{workflow_class.__name__}"
 
 
 class WorkflowLogger(logging.LoggerAdapter[logging.Logger]):
@@ -47,6 +54,9 @@ class WorkflowLogger(logging.LoggerAdapter[logging.Logger]):
         if step is None and self._replaying():
             self.suppressed += 1
             return
+        # logging skips its own frames when it looks for the caller, not this method's: one
+        # more level up is the user's line (``stacklevel`` the user passed counts from there)
+        kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
         super().log(level, msg, *args, **kwargs)
 
     def process(

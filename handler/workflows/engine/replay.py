@@ -37,7 +37,7 @@ from .errors import (
     error_name,
 )
 from .journal import Journal, step_key
-from .logs import WorkflowLogger
+from .logs import WorkflowLogger, logger_name
 from .model import EntryKind, ErrorInfo, InstanceRef, JournalEntry, ReceivedEvent
 from .operations import do, sleep, wait_for_event
 from .operations.base import SCOPE, Call, StepInterceptor, current_step
@@ -156,8 +156,8 @@ class Replay:
         """Run ``run()`` once against the journal and say how it ended."""
         SCOPE.set(None)  # run() is the root scope, even when started from inside a step
         self.workflow.logger = WorkflowLogger(
-            logging.getLogger(f"workflows.{type(self.workflow).__name__}"),
-            getattr(self.workflow, "name", type(self.workflow).__name__),
+            logging.getLogger(logger_name(type(self.workflow))),
+            self._ref.workflow or type(self.workflow).__name__,  # the registered name
             self.event.instance_id,
             self.is_replaying,
             current_step,
