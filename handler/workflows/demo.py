@@ -18,10 +18,6 @@ import urllib.request
 from collections.abc import Iterable
 from typing import Any
 
-os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
-os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # no EMF lines on the screen
-
 # Instance id and params of each bundled example (the good pattern of each rule, the showcase).
 DEMO_INSTANCES: dict[str, tuple[str, Any]] = {
     "subscription": ("sub-42", {"customer_id": 42}),
@@ -64,6 +60,11 @@ class Api:
 
 def main() -> int:
     """Run the demo; return the process exit code."""
+    # set when the demo runs, not when it is imported: the tests import DEMO_INSTANCES, and
+    # a WARNING level in the environment would silence every later test's log lines
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # no EMF lines on the screen
     from examples import EXAMPLES
     from examples._fakes import example_env
     from examples.showcase import CrashResumeWorkflow

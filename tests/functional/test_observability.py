@@ -1,9 +1,13 @@
 """Runner logs are JSON lines that carry the workflow, instance id, step and attempt; EMF
-metrics count steps, retries, suspensions and finished instances."""
+metrics count steps, retries, suspensions and finished instances; importing the library never
+changes the logging environment."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -56,3 +60,30 @@ def test_runner_log_lines_carry_workflow_instance_step_and_attempt(
         m["Name"] for r in metrics for d in r["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]
     }
     assert {"StepsRun", "StepRetries", "Suspensions", "InstancesComplete"} <= names
+
+
+IMPORT_EVERYTHING = """
+import importlib, os, pkgutil
+before = dict(os.environ)
+import examples, workflows
+for package in (workflows, examples):
+    for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+print(sorted(k for k in {*before, *os.environ} if before.get(k) != os.environ.get(k)))
+"""
+
+
+def test_importing_any_module_of_the_library_leaves_the_environment_alone() -> None:
+    # An import that set POWERTOOLS_LOG_LEVEL=WARNING (the demo's, for its screen) silenced the
+    # test above whenever the whole suite was collected: levels are read from the environment.
+    # GIVEN an environment without Powertools settings
+    env = {k: v for k, v in os.environ.items() if not k.startswith("POWERTOOLS_")}
+    # WHEN every module of the library and the examples is imported
+    imported = subprocess.run(
+        [sys.executable, "-c", IMPORT_EVERYTHING],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    # THEN no environment variable changed
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.strip() == "[]"
