@@ -1,8 +1,10 @@
-"""Time for the local runtime: real time that can jump forward over idle waits.
+"""Time for the local runtime: real time that can jump forward.
 
-With skipping on, when nothing is runnable and the next wake-up is a sleep or a retry delay,
-the runtime moves this clock to it instead of waiting (the screen says so). Event-wait
-timeouts are never skipped: an event may still arrive.
+It jumps in two ways. With skipping on, when nothing is runnable and the next wake-up is a
+sleep or a retry delay, the runtime moves this clock to it instead of waiting (the screen says
+so); event-wait timeouts are skipped that way only when asked (``skip_event_timeouts``),
+since an event may still arrive. And a developer moves it by hand
+(``POST /_dev/clock/advance``), to see what a 2-day timeout does without waiting 2 days.
 """
 
 from __future__ import annotations
@@ -35,3 +37,11 @@ class SkippingClock:
             self._offset += gap
             self.skipped += gap
             return gap
+
+    def advance(self, seconds: float) -> float:
+        """Move forward by ``seconds`` (not negative: time never goes back); return the new time."""
+        if not seconds >= 0:
+            raise ValueError(f"the clock only moves forward, not by {seconds!r} seconds")
+        with self._lock:
+            self._offset += seconds
+            return self.time()

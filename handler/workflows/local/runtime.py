@@ -2,9 +2,13 @@
 
 - a worker thread feeds the work queue's messages to the real RunnerFunction handler;
 - a scheduler emulator fires due EventBridge Scheduler schedules (moto never does) and deletes
-  them; with ``skip_sleeps`` it also jumps the clock over idle sleeps and retry delays;
+  them; with ``skip_sleeps`` it also jumps the clock over idle sleeps and retry delays, with
+  ``skip_event_timeouts`` over event-wait timeouts;
 - :meth:`LocalRuntime.handle_http` turns an HTTP request into an API Gateway (REST, proxy)
-  event for the real ApiFunction handler.
+  event for the real ApiFunction handler, except the ``/_dev`` routes that read and move the
+  clock (:mod:`.dev_routes`), which only a local runtime has;
+- each registered workflow's ``self.logger`` lines are printed with the status lines, at INFO
+  (:mod:`.workflow_logs`).
 
 A step callback that raises :class:`workflows.testing.Crash` kills its invocation as a Lambda
 crash would: the message is redelivered and takes back the lease it held.
@@ -13,6 +17,7 @@ crash would: the message is redelivered and takes back the lease it held.
 from __future__ import annotations
 
 import base64
+import logging
 import threading
 import time
 import uuid
@@ -22,18 +27,34 @@ from typing import Any
 from workflows.aws.sqs import parse_work_message
 from workflows.engine.advance import RunnerSettings
 from workflows.engine.clock import iso
+from workflows.engine.durations import format_duration
 from workflows.engine.entrypoint import WorkflowEntrypoint
 from workflows.engine.model import InstanceRecord
 
 from .clock import SkippingClock
-from .embedded import EmbeddedAws, LambdaContext
+from .dev_routes import DevRoutes, is_dev_path
+from .embedded import EmbeddedAws, LambdaContext, PendingSchedule
+from .workflow_logs import WorkflowLogPrinter
 
 DEV_RUNNER = RunnerSettings(lease_seconds=960.0, inline_wait=1.0, signal_interval=0.0)
 Printer = Callable[[str], None]
+_WAKE_UP = {"sleep": "sleep", "retry": "retry delay", "event": "event-wait timeout"}
 
 
 class LocalRuntime:
-    """Embedded AWS + worker + scheduler emulator + HTTP-to-API-Gateway adapter."""
+    """Embedded AWS + worker + scheduler emulator + HTTP-to-API-Gateway adapter.
+
+    Args:
+        workflows: the registry.
+        env_values: values readable as ``self.env.NAME`` in workflows.
+        skip_sleeps: when nothing is runnable, jump the clock to the next sleep or retry delay
+            instead of waiting for it.
+        skip_event_timeouts: when nothing is runnable, jump the clock to the next event-wait
+            timeout too: a ``wait_for_event`` that gets no event times out at once.
+        out: where the status lines and the workflows' log lines go.
+        log_level: the level of the workflows' ``self.logger`` lines shown (a logger whose
+            author set a level keeps it).
+    """
 
     def __init__(
         self,
@@ -41,14 +62,22 @@ class LocalRuntime:
         *,
         env_values: Mapping[str, Any] | None = None,
         skip_sleeps: bool = True,
+        skip_event_timeouts: bool = False,
         out: Printer = print,
+        log_level: int = logging.INFO,
     ) -> None:
         self.clock = SkippingClock()
         self.skip_sleeps = skip_sleeps
+        self.skip_event_timeouts = skip_event_timeouts
         self.out = out
         self._statuses: dict[str, str] = {}
         self._lock = threading.Lock()
         self._api_lock = threading.Lock()  # see handle_http
+        # the worker and POST /_dev/clock/advance both fire due schedules: one at a time, or
+        # both would send the same wake-up and one would delete a deleted schedule
+        self._schedules_lock = threading.Lock()
+        self._dev_routes = DevRoutes(self.clock.time, self.advance_clock)
+        self._logs = WorkflowLogPrinter(workflows.values(), out, self.clock.time, log_level)
         self.aws = EmbeddedAws(
             workflows,
             self.clock,
@@ -63,6 +92,7 @@ class LocalRuntime:
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
         self.crashes = 0
+        self._logs.attach()  # last: a runtime that failed to start has changed no logger
 
     # --- status lines ---------------------------------------------------------------------
 
@@ -90,19 +120,40 @@ class LocalRuntime:
         if messages:
             self._invoke(messages)
             return True
-        if self.aws.fire_due_schedules():
-            return True
-        if self.skip_sleeps:
-            upcoming = [s for s in self.aws.schedules() if s.reason != "event"]
+        with self._schedules_lock:
+            if self.aws.fire_due_schedules():
+                return True
+        if self.skip_sleeps or self.skip_event_timeouts:
+            upcoming = [s for s in self.aws.schedules() if self._skippable(s)]
             if upcoming:
                 gap = self.clock.skip_to(upcoming[0].at)
                 if gap > 1:
+                    what = _WAKE_UP.get(upcoming[0].reason, upcoming[0].reason)
                     self.out(
                         f"[{iso(self.clock.time())}] skipped {gap:,.0f} s of idle time "
-                        f"({upcoming[0].reason} of {upcoming[0].ref})"
+                        f"({what} of {upcoming[0].ref})"
                     )
                 return True
         return False
+
+    def _skippable(self, schedule: PendingSchedule) -> bool:
+        if schedule.reason == "event":
+            return self.skip_event_timeouts
+        return self.skip_sleeps
+
+    def advance_clock(self, seconds: float) -> float:
+        """Move the clock forward by ``seconds`` and fire what came due; return the new time.
+
+        The wake-ups fired are on the work queue when this returns; the worker runs them.
+        """
+        with self._schedules_lock:
+            now = self.clock.advance(seconds)
+            fired = self.aws.fire_due_schedules()
+        self.out(
+            f"[{iso(now)}] clock moved forward {format_duration(seconds)}; "
+            f"{fired} wake-up{'' if fired == 1 else 's'} came due"
+        )
+        return now
 
     def _invoke(self, messages: list[dict[str, Any]]) -> None:
         died = self.aws.run_invocation(messages)  # any exception escaping it: a crash
@@ -142,6 +193,7 @@ class LocalRuntime:
         self._stop.set()
         if self._worker is not None:
             self._worker.join(timeout=10)
+        self._logs.detach()
         self.aws.close()
 
     # --- HTTP -----------------------------------------------------------------------------
@@ -177,6 +229,8 @@ class LocalRuntime:
         Returns:
             The status, the headers and the body of the answer.
         """
+        if is_dev_path(path):
+            return self._dev_routes.answer(method, path, body)
         event = api_gateway_event(method, path, query, headers, body)
         with self._api_lock:
             response = self._api_handler(event, LambdaContext("ApiFunction", 29_000))
