@@ -1,0 +1,13 @@
+"""The dashboard: pages to see, debug and control instances in a browser.
+
+Static files only (``static/``: one HTML page, ES modules, a style sheet), no build step and
+nothing fetched from elsewhere, so it works offline. The pages call the HTTP API on the origin
+that served them; :func:`~workflows.dashboard.files.dashboard_answer` is what a server calls to
+serve the files themselves (``workflows dev`` at ``/``).
+"""
+
+from __future__ import annotations
+
+from .files import ASSET_PREFIX, dashboard_answer
+
+__all__ = ["ASSET_PREFIX", "dashboard_answer"]

@@ -1,0 +1,217 @@
+// One instance: its status with the reason, params, output, error, the step timeline, and
+// the controls (pause, resume, terminate, restart, send an event), each confirmed first.
+// While the instance is live the page polls it (see poll.js).
+
+import { api, paths, FINISHED } from "./api.js";
+import { badge, duration, h, ms, pretty, when } from "./dom.js";
+import { confirmAction } from "./confirm.js";
+import { doneBox, errorBox } from "./notice.js";
+import { poller } from "./poll.js";
+import { createTimeline } from "./timeline.js";
+
+const ACTIONS = {
+  pause: {
+    label: "Pause",
+    question: "Pause this instance?",
+    detail: "A running step finishes first; nothing new starts until it is resumed.",
+    allowed: (s) => ["queued", "running", "waiting"].includes(s),
+  },
+  resume: {
+    label: "Resume",
+    question: "Resume this instance?",
+    detail: "It goes on where it stopped; pending sleeps and retry delays move by the time it was paused.",
+    allowed: (s) => ["paused", "waitingForPause"].includes(s),
+  },
+  terminate: {
+    label: "Terminate",
+    question: "Terminate this instance?",
+    detail: "It stops for good: it can only be restarted from the top, not resumed.",
+    allowed: (s) => !FINISHED.has(s),
+    danger: true,
+  },
+  restart: {
+    label: "Restart",
+    question: "Restart this instance from the top?",
+    detail: "run() starts again with the same id and params; every step runs again.",
+    allowed: () => true,
+    danger: true,
+  },
+};
+
+/** Render the instance into `main`; returns a function that stops its polling. */
+export function renderInstance(main, workflow, id) {
+  const view = layout(workflow, id);
+  main.append(view.node);
+
+  async function load() {
+    let instance;
+    try {
+      instance = await api("GET", paths.instance(workflow, id));
+    } catch (error) {
+      view.problem.replaceChildren(errorBox(error));
+      if (error.status === 404) return false; // gone (or never was): nothing to watch
+      throw error; // the poller backs off and tries again
+    }
+    view.problem.replaceChildren();
+    show(view, instance);
+    return !FINISHED.has(instance.status);
+  }
+
+  const polling = poller(load);
+  wireControls(view, workflow, id, polling);
+  polling.now();
+  return () => polling.stop();
+}
+
+function layout(workflow, id) {
+  const field = (label, cls) => {
+    const value = h("dd", { class: cls }, "\u00a0");
+    return { node: [h("dt", null, label), value], value };
+  };
+  const f = {
+    status: field("Status", "status-cell"),
+    reason: field("Why", "reason"),
+    created: field("Created (UTC)", "time"),
+    finished: field("Finished (UTC)", "time"),
+    took: field("Duration", "time"),
+    wake: field("Next wake-up (UTC)", "time"),
+  };
+  const buttons = Object.entries(ACTIONS).map(([action, spec]) =>
+    h("button", { type: "button", class: spec.danger ? "danger" : null, "data-action": action, disabled: true }, spec.label),
+  );
+  const eventType = h("input", { id: "event-type", name: "type", required: true, autocomplete: "off", spellcheck: "false", placeholder: "event type", oninput: () => { eventType.dataset.touched = "1"; } });
+  const payload = h("textarea", { id: "event-payload", name: "payload", rows: 3, spellcheck: "false" }, "{}");
+  const send = h("button", { type: "submit", id: "send-event", disabled: true }, "Send event");
+  const eventForm = h("form", { class: "event-form", "aria-labelledby": "event-title" },
+    h("h2", { id: "event-title" }, "Send an event"),
+    h("label", { for: "event-type" }, "Type"), eventType,
+    h("label", { for: "event-payload" }, "Payload (JSON)"), payload,
+    h("div", null, send),
+  );
+  const result = h("div", { class: "result-slot", "aria-live": "polite" });
+  const problem = h("div", { class: "problem-slot" });
+  const data = h("section", { class: "data", "aria-label": "Params, output and error" }, h("p", { class: "muted" }, "\u00a0"));
+  const timeline = createTimeline();
+  const stepCount = h("span", { class: "muted" }, "");
+  const live = h("span", { class: "live muted", "aria-live": "off" }, "\u00a0");
+  const node = h("div", { class: "instance", "data-workflow": workflow, "data-instance": id },
+    h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, "Instance ", h("span", { class: "mono" }, id)), live),
+    problem,
+    h("div", { class: "overview" },
+      h("section", { class: "facts", "aria-label": "Status" }, h("dl", null, Object.values(f).map((x) => x.node))),
+      data,
+      h("section", { class: "controls", "aria-labelledby": "controls-title" },
+        h("h2", { id: "controls-title" }, "Controls"), h("div", { class: "buttons" }, buttons), eventForm, result),
+    ),
+    h("section", { class: "steps", "aria-labelledby": "steps-title" }, h("h2", { id: "steps-title" }, "Steps ", stepCount), timeline.node),
+  );
+  return { node, f, buttons, eventForm, eventType, payload, send, result, problem, data, timeline, stepCount, live };
+}
+
+function show(view, instance) {
+  const { f } = view;
+  f.status.value.replaceChildren(badge(instance.status));
+  f.reason.value.textContent = reason(instance);
+  f.created.value.textContent = when(instance.created);
+  f.finished.value.textContent = when(instance.finished);
+  const created = ms(instance.created);
+  const finished = ms(instance.finished);
+  f.took.value.textContent = created !== null && finished !== null ? duration(finished - created) : "—";
+  f.wake.value.textContent = when(instance.wake_at);
+  view.live.textContent = FINISHED.has(instance.status) ? "finished" : "live: refreshing";
+  for (const button of view.buttons) button.disabled = !ACTIONS[button.dataset.action].allowed(instance.status);
+  view.send.disabled = FINISHED.has(instance.status);
+  const awaited = (instance.steps || []).find((s) => s.type === "waitForEvent" && s.status === "waiting");
+  if (awaited?.event_type && !view.eventType.dataset.touched) view.eventType.value = awaited.event_type;
+  const shown = JSON.stringify([instance.status, instance.params, instance.output, instance.error]);
+  if (view.shown !== shown) {
+    view.shown = shown; // redrawn only when changed: an open traceback stays open
+    view.data.replaceChildren(...dataBlocks(instance));
+  }
+  view.stepCount.textContent = `(${(instance.steps || []).length})`;
+  if (view.timeline.update(instance) && !view.painted) {
+    view.painted = true;
+    // after the first full draw has been painted: what `make bench` times
+    requestAnimationFrame(() => setTimeout(() => performance.mark("workflows:timeline-painted")));
+  }
+}
+
+function reason(instance) {
+  const steps = instance.steps || [];
+  if (instance.error) return `${instance.error.name}: ${instance.error.message}`;
+  const pending = steps.find((s) => s.status === "waiting" || s.status === "retrying");
+  if (instance.status === "waiting" && pending) {
+    if (pending.type === "waitForEvent") return `waiting for an event of type "${pending.event_type ?? "?"}" (step "${pending.name}")`;
+    if (pending.type === "sleep") return `sleeping until ${when(pending.wake_at || pending.end)} (step "${pending.name}")`;
+    return `waiting to retry step "${pending.name}" (attempt ${pending.attempts} failed)`;
+  }
+  const why = {
+    queued: "queued: a runner will pick it up",
+    running: "running",
+    waiting: "waiting",
+    paused: "paused: resume it to go on",
+    waitingForPause: "pausing: the running step finishes first",
+    complete: "complete",
+    terminated: "terminated",
+  };
+  return why[instance.status] || instance.status;
+}
+
+function dataBlocks(instance) {
+  const blocks = [];
+  if ("params" in instance) blocks.push(block("Params", pretty(instance.params)));
+  if (instance.output !== null && instance.output !== undefined) blocks.push(block("Output", pretty(instance.output), "output"));
+  if (instance.error) {
+    const error = instance.error;
+    blocks.push(h("section", { class: "block error" }, h("h3", null, "Error"),
+      h("pre", { class: "error-text" }, `${error.name}: ${error.message}`),
+      error.traceback ? h("details", { class: "traceback" }, h("summary", null, "Traceback"), h("pre", null, error.traceback)) : null,
+    ));
+  }
+  if (!blocks.length) blocks.push(h("p", { class: "muted" }, FINISHED.has(instance.status) ? "No output." : "No output yet."));
+  return blocks;
+}
+
+function block(title, text, cls) {
+  return h("section", { class: `block ${cls || ""}` }, h("h3", null, title), h("pre", null, text));
+}
+
+function wireControls(view, workflow, id, polling) {
+  for (const button of view.buttons) {
+    button.addEventListener("click", async () => {
+      const action = button.dataset.action;
+      const spec = ACTIONS[action];
+      if (!(await confirmAction(spec.question, `${id}: ${spec.detail}`, spec.label))) return;
+      await act(view, () => api("PATCH", paths.status(workflow, id), { status: action }), (answer) => `${spec.label}: the instance is now ${answer.status}.`);
+      polling.now();
+    });
+  }
+  view.eventForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const type = view.eventType.value.trim();
+    let payload;
+    try {
+      payload = view.payload.value.trim() ? JSON.parse(view.payload.value) : null;
+    } catch (error) {
+      view.result.replaceChildren(errorBox({ status: 0, code: "invalid_json", message: `The payload is not JSON (${error.message}); nothing was sent.` }));
+      view.payload.focus();
+      return;
+    }
+    if (!type) return;
+    const shown = JSON.stringify(payload);
+    const detail = `${id} gets an event of type "${type}" with the payload ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}.`;
+    if (!(await confirmAction("Send this event?", detail, "Send event"))) return;
+    await act(view, () => api("POST", paths.event(workflow, id, type), view.payload.value.trim() ? view.payload.value : "null"), (answer) => `Event "${answer.type}" accepted (event id ${answer.event_id}).`);
+    polling.now();
+  });
+}
+
+async function act(view, call, said) {
+  view.result.replaceChildren();
+  try {
+    const answer = await call();
+    view.result.replaceChildren(doneBox(said(answer)));
+  } catch (error) {
+    view.result.replaceChildren(errorBox(error));
+  }
+}
