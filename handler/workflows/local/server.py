@@ -25,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from workflows.dashboard import dashboard_answer
+
 from .framing import FramingError, declared_length, is_chunked, read_body, too_large
 from .runtime import LocalRuntime
 
@@ -167,6 +169,9 @@ class DevRequestHandler(BaseHTTPRequestHandler):
             )
             return
         split = urlsplit(self.path)
+        if page := dashboard_answer(self.command, split.path or "/"):  # the dashboard, at /
+            self._send(*page)
+            return
         query = parse_qsl(split.query, keep_blank_values=True)
         headers = [(k, v) for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP]
         try:
