@@ -10,9 +10,15 @@ Write a workflow::
             await step.sleep("wait a bit", "1 hour")
             return f"hello {name}"
 
-Test it with :mod:`workflows.testing`; run it on AWS with the SAM template.
+Test it with :mod:`workflows.testing`; run it on AWS with the SAM template. Start and control
+instances with :class:`Workflow` (see :mod:`workflows.client`)::
+
+    from workflows import Workflow
+
+    Workflow("greet", url="http://127.0.0.1:8787").create(params={"name": "ana"})
 """
 
+from .client import Workflow
 from .engine.clock import Clock, SystemClock
 from .engine.config import RetryConfig, StepConfig
 from .engine.entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
@@ -61,6 +67,7 @@ __all__ = [
     "SystemClock",
     "UnawaitedStepError",
     "UnknownWorkflow",
+    "Workflow",
     "WorkflowEntrypoint",
     "WorkflowError",
     "WorkflowEvent",

@@ -28,6 +28,7 @@ __all__ = [
     "ApiError",
     "ApiUnreachable",
     "HttpApi",
+    "NoCredentials",
     "default_url",
     "is_execute_api",
 ]
@@ -60,6 +61,10 @@ class ApiError(Exception):
 
 class ApiUnreachable(Exception):
     """No answer from the API at all (connection refused, DNS, timeout)."""
+
+
+class NoCredentials(ApiUnreachable):
+    """A request to sign, and no AWS credentials to sign it with: nothing was sent."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,7 @@ class HttpApi:
         try:
             return sign_request(method, url, data, headers, self.region)
         except MissingCredentials as exc:
-            raise ApiUnreachable(str(exc)) from None
+            raise NoCredentials(str(exc)) from None
 
 
 def _decode(raw: bytes) -> Any:

@@ -84,6 +84,7 @@ def test_public_api_is_pinned() -> None:
         "SystemClock",
         "UnawaitedStepError",
         "UnknownWorkflow",
+        "Workflow",
         "WorkflowEntrypoint",
         "WorkflowError",
         "WorkflowEvent",

@@ -38,8 +38,8 @@ class AwsSettings(BaseModel):
         missing = [var for var in _VARIABLES.values() if not env.get(var)]
         if missing:
             raise ConfigurationError(
-                f"missing environment variable(s) {', '.join(missing)}; they are set by "
-                "template.yaml (Globals) on AWS and by `workflows dev` locally"
+                f"missing environment variable(s) {', '.join(missing)}; template.yaml "
+                "(Globals) sets them in the environment of each of the stack's Lambda functions"
             )
         values = {field: env[var] for field, var in _VARIABLES.items()}
         days = env.get("RETENTION_DAYS") or "30"

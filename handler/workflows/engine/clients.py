@@ -1,28 +1,92 @@
-"""Clients bound to an :class:`~workflows.engine.service.InstanceService`: a workflow's client
-and an instance's handle.
+"""Clients bound to an instance API: a workflow's client and an instance's handle.
 
 ``self.env.workflow(name)`` hands out a :class:`WorkflowClient` on every runtime; the public
 client (:class:`workflows.client.Workflow`) and the test kit's handle
 (:class:`workflows.testing.TestInstance`) build on these, so an instance is read and
-controlled the same way everywhere.
+controlled the same way everywhere. What they call is :class:`InstanceApi`: the engine's
+:class:`~workflows.engine.service.InstanceService` in process (the direct mode), or
+:class:`workflows.http_service.HttpInstanceService` over the HTTP API (the HTTP mode).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .model import InstanceRef, InstanceStatusView
 
 if TYPE_CHECKING:
     from .ports import InstancePage
-    from .service import InstanceService
+    from .service import BatchResult
+
+
+class NamesInstance(Protocol):
+    """What ``create`` and ``get`` answer: anything that names its instance (a record)."""
+
+    @property
+    def ref(self) -> InstanceRef: ...
+
+
+class InstanceApi(Protocol):
+    """The instance API as the clients use it: the part of
+    :class:`~workflows.engine.service.InstanceService` they call, with its arguments, return
+    types and exceptions (UnknownWorkflow, InstanceNotFound, InstanceAlreadyExists,
+    InvalidTransition, InvalidInput, ...). What the control methods and ``send_event`` return
+    is not used."""
+
+    def create(self, workflow: str, id: str | None = None, params: Any = None) -> NamesInstance:
+        """Create an instance; a taken id raises InstanceAlreadyExists."""
+        ...
+
+    def create_batch(self, workflow: str, items: Sequence[Mapping[str, Any]]) -> BatchResult:
+        """Create up to 100 instances; each one not created is reported by its index."""
+        ...
+
+    def get(self, ref: InstanceRef) -> NamesInstance:
+        """The instance, or InstanceNotFound."""
+        ...
+
+    def status(self, ref: InstanceRef) -> InstanceStatusView:
+        """Status, output, error and step timeline."""
+        ...
+
+    def list(
+        self,
+        workflow: str,
+        status: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> InstancePage:
+        """A page of instances, newest first."""
+        ...
+
+    def pause(self, ref: InstanceRef) -> object:
+        """Pause the instance."""
+        ...
+
+    def resume(self, ref: InstanceRef) -> object:
+        """Resume a paused instance."""
+        ...
+
+    def terminate(self, ref: InstanceRef) -> object:
+        """Stop the instance for good; a finished one raises InvalidTransition."""
+        ...
+
+    def restart(self, ref: InstanceRef) -> object:
+        """Run the instance again from the top."""
+        ...
+
+    def send_event(
+        self, ref: InstanceRef, type: str, payload: Any = None, *, key: str | None = None
+    ) -> object:
+        """Deliver an event; a finished instance raises InvalidTransition."""
+        ...
 
 
 class WorkflowInstance:
     """One instance: read its status and control it."""
 
-    def __init__(self, service: InstanceService, ref: InstanceRef) -> None:
+    def __init__(self, service: InstanceApi, ref: InstanceRef) -> None:
         self._service = service
         self.ref = ref
 
@@ -63,20 +127,20 @@ class WorkflowInstance:
 
 
 class WorkflowClient:
-    """A client of one registered workflow, on the given service."""
+    """A client of one registered workflow, on the given instance API."""
 
-    def __init__(self, name: str, service: InstanceService | None = None) -> None:
+    def __init__(self, name: str, service: InstanceApi | None = None) -> None:
         self.name = name
         self._service = service
 
     @property
-    def service(self) -> InstanceService:
+    def service(self) -> InstanceApi:
         """The service this client creates and reads instances through."""
         if self._service is None:
             self._service = self._default_service()
         return self._service
 
-    def _default_service(self) -> InstanceService:
+    def _default_service(self) -> InstanceApi:
         """The service of a client built without one (a subclass may supply it)."""
         raise TypeError(f"{self!r} was built without a service to work through")
 
