@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SAMVENV := .venv-sam
 SAM := $(SAMVENV)/bin/sam
 
-.PHONY: demo test lint typecheck unit bench chaos install sam clean
+.PHONY: demo test lint typecheck unit bench chaos install sam clean browser
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -39,10 +39,25 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) $(SAM)
+unit: $(STAMP) $(SAM) browser
 	SAM_CLI=$(abspath $(SAM)) $(BIN)/pytest
 
 test: lint typecheck unit
+
+# The dashboard's browser tests (tests/browser) drive Debian's chromium through its
+# chromium-driver: one source package, so their versions always match. Installed here when
+# missing, through apt, when running as root (as CI does); anyone else gets the command to run,
+# and the tests skip themselves (in CI, CI=true, they fail instead).
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing chromium and chromium-driver (apt) for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	else \
+		echo "no chromium/chromedriver and not root: the browser tests will be skipped;" \
+			"install them with: sudo apt-get install chromium chromium-driver"; \
+	fi
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -52,7 +52,7 @@ export function duration(millis) {
   if (millis < 1) return "<1 ms";
   if (millis < 1000) return `${Math.round(millis)} ms`;
   const s = millis / 1000;
-  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+  if (s < 60) return `${s < 10 && !Number.isInteger(s) ? s.toFixed(1) : Math.round(s)} s`;
   const units = [["d", 86400], ["h", 3600], ["min", 60], ["s", 1]];
   const parts = [];
   let rest = Math.round(s);

@@ -141,8 +141,8 @@ function reason(instance) {
   if (instance.error) return `${instance.error.name}: ${instance.error.message}`;
   const pending = steps.find((s) => s.status === "waiting" || s.status === "retrying");
   if (instance.status === "waiting" && pending) {
-    if (pending.type === "waitForEvent") return `waiting for an event of type "${pending.event_type ?? "?"}" (step "${pending.name}")`;
-    if (pending.type === "sleep") return `sleeping until ${when(pending.wake_at || pending.end)} (step "${pending.name}")`;
+    if (pending.type === "waitForEvent") return `waiting for an event of type "${pending.event_type ?? "?"}"`;
+    if (pending.type === "sleep") return `sleeping until ${when(pending.wake_at || pending.end)}`;
     return `waiting to retry step "${pending.name}" (attempt ${pending.attempts} failed)`;
   }
   const why = {

@@ -1,0 +1,115 @@
+"""The browser tests' fixtures: one `workflows dev` (in-process, port 0) with the bundled
+examples and this folder's workflows, one headless Chromium, and a console check after each
+test."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+
+from examples import EXAMPLES
+from examples._fakes import example_env
+from workflows.local.runtime import LocalRuntime
+from workflows.local.server import make_server
+from workflows.registry import load_workflows
+
+from .browser import MISSING, Browser, chromium_paths, in_ci
+from .workflows import BROWSER_WORKFLOWS
+
+
+@dataclass
+class DevApi:
+    """The running `workflows dev`: its URL, and its API called from the test."""
+
+    url: str
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                return answer.status, json.loads(answer.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    def create(self, workflow: str, instance_id: str, params: Any = None) -> None:
+        body = {"instance_id": instance_id, **({"params": params} if params is not None else {})}
+        status, answer = self.call("POST", f"/workflows/{workflow}/instances", body)
+        assert status == 201, answer
+
+    def instance(self, workflow: str, instance_id: str) -> dict[str, Any]:
+        status, answer = self.call("GET", f"/workflows/{workflow}/instances/{instance_id}")
+        assert status == 200, answer
+        assert isinstance(answer, dict)
+        return answer
+
+    def wait_status(
+        self, workflow: str, instance_id: str, wanted: str, timeout: float = 60.0
+    ) -> dict[str, Any]:
+        """Poll the instance until its status is ``wanted``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = self.instance(workflow, instance_id)
+            if answer["status"] == wanted:
+                return answer
+            assert time.monotonic() < deadline, f"{instance_id} is {answer['status']}, not {wanted}"
+            time.sleep(0.2)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> tuple[str, str]:
+    paths = chromium_paths()
+    if paths is None:
+        if in_ci():
+            pytest.fail(MISSING)
+        pytest.skip(MISSING)
+    return paths
+
+
+@pytest.fixture(scope="session")
+def dev() -> Iterator[DevApi]:
+    workflows = {**load_workflows(EXAMPLES), **BROWSER_WORKFLOWS}
+    runtime = LocalRuntime(workflows, env_values=example_env(), out=lambda line: None)
+    server = make_server(runtime, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    runtime.start()
+    try:
+        yield DevApi(f"http://127.0.0.1:{server.server_address[1]}")
+    finally:
+        server.shutdown()
+        server.server_close()
+        runtime.close()
+
+
+@pytest.fixture(scope="session")
+def session_browser(chromium: tuple[str, str], dev: DevApi) -> Iterator[Browser]:
+    browser = Browser.start(dev.url, chromium)
+    try:
+        yield browser
+    finally:
+        browser.quit()
+
+
+@pytest.fixture
+def browser(session_browser: Browser) -> Iterator[Browser]:
+    """The browser at 1280×800 in light mode; after the test, its console must hold no error."""
+    session_browser.resize((1280, 800))
+    session_browser.color_scheme("light")
+    session_browser.console_errors()  # start clean
+    yield session_browser
+    errors = session_browser.console_errors()
+    assert not errors, "console errors:\n" + "\n".join(errors)
