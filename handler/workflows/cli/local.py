@@ -8,7 +8,6 @@ clock over HTTP, so a wait with a 2-day timeout can be tried in seconds.
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import signal
 from typing import Any
@@ -110,16 +109,13 @@ def serve(args: argparse.Namespace, console: Console) -> int:
     from workflows.local.runtime import LocalRuntime
     from workflows.local.server import make_server
 
-    options: dict[str, Any] = {"skip_sleeps": not args.real_time, "out": console.data}
-    if args.skip_event_timeouts:
-        if "skip_event_timeouts" not in inspect.signature(LocalRuntime).parameters:
-            raise CommandError(
-                "--skip-event-timeouts is not supported by this version's local runtime; move "
-                'the clock instead: workflows dev-clock advance "2 days"'
-            )
-        options["skip_event_timeouts"] = True
     workflows = _registry()
-    runtime = LocalRuntime(workflows, **options)
+    runtime = LocalRuntime(
+        workflows,
+        skip_sleeps=not args.real_time,
+        skip_event_timeouts=args.skip_event_timeouts,
+        out=console.data,
+    )
     try:
         server = make_server(runtime, args.host, args.port)
     except OSError as exc:
