@@ -25,6 +25,7 @@ from .engine.entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
 from .engine.errors import (
     EventMutationError,
     InstanceAlreadyExists,
+    InstanceFailedError,
     InstanceNotFound,
     InvalidInput,
     InvalidStepError,
@@ -48,6 +49,7 @@ __all__ = [
     "ErrorInfo",
     "EventMutationError",
     "InstanceAlreadyExists",
+    "InstanceFailedError",
     "InstanceNotFound",
     "InstanceStatus",
     "InstanceStatusView",

@@ -181,9 +181,13 @@ class HttpInstanceService:
         """Resume a paused instance."""
         return self._change(ref, "resume")
 
-    def terminate(self, ref: InstanceRef) -> RemoteInstance:
-        """Stop for good. A finished instance → InvalidTransition."""
-        return self._change(ref, "terminate")
+    def terminate(self, ref: InstanceRef, rollback: bool = False) -> RemoteInstance:
+        """Stop for good (after its rollbacks with ``rollback=True``). A finished instance →
+        InvalidTransition."""
+        if not rollback:
+            return self._change(ref, "terminate")
+        body = {"status": "terminate", "rollback": True}
+        return _remote(ref.workflow, self._call("PATCH", (*_instance(ref), "status"), body))
 
     def restart(self, ref: InstanceRef) -> RemoteInstance:
         """Run again from the top, with the same id and params."""

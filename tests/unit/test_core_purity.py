@@ -65,6 +65,7 @@ def test_public_api_is_pinned() -> None:
         "ErrorInfo",
         "EventMutationError",
         "InstanceAlreadyExists",
+        "InstanceFailedError",
         "InstanceNotFound",
         "InstanceStatus",
         "InstanceStatusView",

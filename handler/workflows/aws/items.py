@@ -48,6 +48,8 @@ from workflows.engine.model import (
     InstanceRef,
     InstanceStatus,
     JournalEntry,
+    RollbackInfo,
+    RollbackStatus,
 )
 from workflows.engine.recovery import due_shard
 from workflows.engine.transitions import Change
@@ -153,6 +155,38 @@ def get_error(item: Item, name: str = "error") -> ErrorInfo | None:
     )
 
 
+def rollback_value(rollback: RollbackInfo) -> dict[str, Any]:
+    """An instance's rollback as a map: its cause, the status it ends with, how it went."""
+    fields: dict[str, Any] = {
+        "cause": error_value(rollback.cause),
+        "ends_as": s(rollback.ends_as.value),
+        "status": s(rollback.status.value),
+    }
+    if rollback.failed_step is not None:
+        fields["failed_step"] = s(rollback.failed_step[0])
+        fields["failed_count"] = n(rollback.failed_step[1])
+    if rollback.error is not None:
+        fields["error"] = error_value(rollback.error)
+    return {"M": fields}
+
+
+def get_rollback(item: Item) -> RollbackInfo | None:
+    value = item.get("rollback")
+    if value is None:
+        return None
+    fields = value["M"]
+    cause = get_error(fields, "cause")
+    assert cause is not None, "a stored rollback always has its cause"
+    failed = get_s(fields, "failed_step")
+    return RollbackInfo(
+        cause=cause,
+        ends_as=InstanceStatus(str(get_s(fields, "ends_as"))),
+        status=RollbackStatus(str(get_s(fields, "status"))),
+        failed_step=None if failed is None else (failed, get_int(fields, "failed_count", 1)),
+        error=get_error(fields),
+    )
+
+
 def pauses_value(pauses: tuple[tuple[float, float], ...]) -> dict[str, Any]:
     return {"L": [{"L": [n(a), n(b)]} for a, b in pauses]}
 
@@ -248,6 +282,8 @@ def instance_item(record: InstanceRecord) -> tuple[Item, list[Item]]:
         item["error"] = error_value(record.error)
     if record.pauses:
         item["pauses"] = pauses_value(record.pauses)
+    if record.rollback is not None:
+        item["rollback"] = rollback_value(record.rollback)
     ttl = record.created_at + JOURNAL_HORIZON
     chunks = put_blob(item, "params", record.params, INSTANCE_SK, pk, ttl)
     if record.output is not None:
@@ -280,6 +316,7 @@ def instance_record(item: Item, chunks: dict[str, Item] | None = None) -> Instan
         pauses=get_pauses(item),
         expires_at=get_n(item, "expires_at"),
         due_at=get_n(item, "due_at"),
+        rollback=get_rollback(item),
     )
 
 
@@ -469,6 +506,8 @@ def _attribute(name: str, value: Any) -> dict[str, Any]:
         return error_value(value)
     if name == "pauses":
         return pauses_value(tuple(value))
+    if name == "rollback":
+        return rollback_value(value)
     if name == "status":
         return s(InstanceStatus(value).value)
     return n(value)

@@ -22,6 +22,7 @@ journal.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Mapping
@@ -38,13 +39,25 @@ from .model import (
     InstanceRecord,
     InstanceRef,
     InstanceStatus,
+    RollbackInfo,
+    RollbackStatus,
     event_timestamp,
 )
 from .operations.base import StepInterceptor
 from .ports import InstanceState, InstanceStore, WakeUpScheduler, WorkQueue
-from .replay import Completed, Failed, Outcome, Replay, Suspended
+from .replay import Completed, Failed, Outcome, Replay, RollBack, RolledBack, Suspended
 from .retention import Retention, retention_of
-from .transitions import Change, Finish, Pause, Settle, Transition, Wait, Yield
+from .transitions import (
+    Change,
+    EndRollback,
+    Finish,
+    Pause,
+    Settle,
+    StartRollback,
+    Transition,
+    Wait,
+    Yield,
+)
 
 log = logging.getLogger("workflows.runner")
 
@@ -197,6 +210,9 @@ class Runner:
                 state = self.store.load(ref)
                 continue
             self._notify(updated)
+            if change is not None and not change.release:
+                state = self.store.load(ref)  # it keeps the lease: go on (to the rollbacks)
+                continue
             result.status = updated.status
             if updated.status is InstanceStatus.PAUSED:
                 result.suspended = SuspendReason.PAUSE
@@ -226,6 +242,10 @@ class Runner:
             return Finish(InstanceStatus.COMPLETE, retention.success, output=outcome.output)
         if isinstance(outcome, Failed):
             return Finish(InstanceStatus.ERRORED, retention.error, error=outcome.error)
+        if isinstance(outcome, RollBack):
+            return StartRollback(outcome.error)
+        if isinstance(outcome, RolledBack):
+            return EndRollback(_rolled_back(record, outcome), retention.error)
         if outcome.reason is SuspendReason.PAUSE:
             return Pause(by_runner=True)
         if outcome.reason is SuspendReason.YIELD:
@@ -290,6 +310,7 @@ class Runner:
             settle_timeout=self._settle_timeout(remaining),
             ref=record.ref,
             interceptor=self.interceptor,
+            rollback=record.rollback,
         )
         try:
             outcome = await replay.run()
@@ -327,6 +348,8 @@ class Runner:
                 return SuspendReason.RESTART
             if current.status is InstanceStatus.TERMINATED:
                 return SuspendReason.TERMINATE
+            if current.rollback is not None and loaded.rollback is None:
+                return SuspendReason.ROLLBACK  # terminate(rollback=True)
             if current.status is InstanceStatus.WAITING_FOR_PAUSE:
                 return SuspendReason.PAUSE
             return None
@@ -336,3 +359,14 @@ class Runner:
     def _notify(self, record: InstanceRecord) -> None:
         if self._on_status is not None:
             self._on_status(record)
+
+
+def _rolled_back(record: InstanceRecord, outcome: RolledBack) -> RollbackInfo:
+    """The instance's rollback once its chain is over: complete, or failed and where."""
+    assert record.rollback is not None, "only a pass in rollback mode ends a chain"
+    if outcome.ended is None:
+        return dataclasses.replace(record.rollback, status=RollbackStatus.COMPLETE)
+    step, error = outcome.ended
+    return dataclasses.replace(
+        record.rollback, status=RollbackStatus.FAILED, failed_step=step, error=error
+    )

@@ -68,8 +68,9 @@ class InstanceApi(Protocol):
         """Resume a paused instance."""
         ...
 
-    def terminate(self, ref: InstanceRef) -> object:
-        """Stop the instance for good; a finished one raises InvalidTransition."""
+    def terminate(self, ref: InstanceRef, rollback: bool = False) -> object:
+        """Stop the instance for good (after its rollbacks with ``rollback=True``); a finished
+        one raises InvalidTransition."""
         ...
 
     def restart(self, ref: InstanceRef) -> object:
@@ -107,9 +108,14 @@ class WorkflowInstance:
         """Resume a paused instance; its pending sleeps move by the time spent paused."""
         self._service.resume(self.ref)
 
-    def terminate(self) -> None:
-        """Stop for good. Raises InvalidTransition for a finished instance."""
-        self._service.terminate(self.ref)
+    def terminate(self, rollback: bool = False) -> None:
+        """Stop for good. Raises InvalidTransition for a finished instance.
+
+        With ``rollback=True`` the rollbacks of the steps it started run first, newest first
+        (their ``error`` is named ``Terminated``); it is ``running`` until they are over, then
+        ``terminated``. A plain ``terminate()`` runs none.
+        """
+        self._service.terminate(self.ref, rollback=rollback)
 
     def restart(self) -> None:
         """Run again from the top with the same id and params."""

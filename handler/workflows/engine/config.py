@@ -123,6 +123,24 @@ def parse_config(raw: Any) -> StepConfig:
     return StepConfig(retries=retries, timeout=timeout, sensitive=sensitive)
 
 
+def parse_rollback_config(raw: Any, step: str) -> StepConfig:
+    """Validate a step's ``rollback_config``: ``retries`` and ``timeout`` only, with the same
+    defaults as a step's (Cloudflare's: a rollback does not inherit its step's config).
+
+    Raises:
+        InvalidStepError: not a dict, an unknown key (``sensitive`` included), a bad value.
+    """
+    if raw is None:
+        return DEFAULT_CONFIG
+    if not isinstance(raw, Mapping):
+        raise InvalidStepError(
+            f"rollback_config of step {step!r} must be a dict like {{'retries': {{'limit': 3}}, "
+            f"'timeout': '1 minute'}}, not {type(raw).__name__}"
+        )
+    _reject_unknown(raw, {"retries", "timeout"}, f"rollback_config of step {step!r}")
+    return parse_config(raw)
+
+
 def _parse_sensitive(raw: Any) -> bool:
     if not (isinstance(raw, str) and raw == SENSITIVE):
         raise InvalidStepError(

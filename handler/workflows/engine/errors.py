@@ -88,6 +88,33 @@ class StepLimitExceeded(InvalidStepError):
     code = "step_limit"
 
 
+class InstanceFailedError(WorkflowError):
+    """What a rollback receives as ``error``: the failure that ended the instance, rebuilt
+    from what was recorded (the same on every replay, in every invocation).
+
+    ``name`` is the class name of the exception ``run()`` raised (the original one's for a
+    :class:`StepFailedError`), or ``"Terminated"`` (as on Cloudflare) when
+    ``terminate(rollback=True)`` started the rollbacks; ``message`` is its message (also
+    ``str(error)``).
+    """
+
+    code = "instance_failed"
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+        self.message = message
+
+    @property
+    def terminated(self) -> bool:
+        """True when the rollbacks run because the instance was terminated with rollback."""
+        return self.name == TERMINATED_WITH_ROLLBACK
+
+
+TERMINATED_WITH_ROLLBACK = "Terminated"
+"""The ``name`` of the error rollbacks receive when ``terminate(rollback=True)`` started them."""
+
+
 class InvalidWorkflowError(WorkflowError, ValueError):
     """A workflow class declares something the engine cannot use (a bad ``retention``).
     Raised when the class is defined or registered, before any instance of it runs."""
@@ -203,6 +230,7 @@ class SuspendReason(StrEnum):
     TERMINATE = "terminate"  # the instance was terminated meanwhile
     RESTART = "restart"  # the instance was restarted meanwhile (a new generation)
     PAUSE = "pause"  # a pause was requested
+    ROLLBACK = "rollback"  # terminate(rollback=True): stop going forward, run the rollbacks
     RELOAD = "reload"  # the journal changed under the pass: load it again and replay
     YIELD = "yield"  # out of time in this invocation: hand the instance to the next one
     SLEEP = "sleep"  # a step.sleep / sleep_until is not due yet

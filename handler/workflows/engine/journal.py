@@ -1,7 +1,8 @@
 """The in-memory view of an instance's journal that replay reads and appends to.
 
 Keys: a root step is ``name␟count``; a step nested in another step's callback is
-``parent␞name␟count``; a failed attempt adds ``␟a<n>``; a wait's delivery adds ``␟d``.
+``parent␞name␟count``; a failed attempt adds ``␟a<n>``; a wait's delivery adds ``␟d``; a
+step's rollback adds ``␟r`` (and its failed attempts ``␟r␟a<n>``).
 (␞ and ␟ are the ASCII record and unit separators: step names cannot contain control
 characters, so keys never collide.)
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .model import EntryKind, EventRecord, JournalEntry
+from .model import ATTEMPT_KINDS, ROLLBACK_KINDS, EntryKind, EventRecord, JournalEntry
 
 UNIT = "\x1f"
 NEST = "\x1e"
@@ -32,9 +33,15 @@ def delivery_key(key: str) -> str:
     return f"{key}{UNIT}d"
 
 
+def rollback_key(key: str) -> str:
+    """The key of the rollback of step ``key``."""
+    return f"{key}{UNIT}r"
+
+
 def base_key(entry: JournalEntry) -> str:
-    """The step key an entry belongs to (attempts and deliveries share their step's key)."""
-    if entry.kind is EntryKind.ATTEMPT or entry.kind is EntryKind.DELIVERY:
+    """The step key an entry belongs to (attempts and deliveries share their step's key; a
+    rollback's attempts share the rollback's key)."""
+    if entry.kind in ATTEMPT_KINDS or entry.kind is EntryKind.DELIVERY:
         return entry.key.rsplit(UNIT, 1)[0]
     return entry.key
 
@@ -68,10 +75,11 @@ class Journal:
     def add(self, entry: JournalEntry) -> None:
         """Index a recorded entry."""
         self.entries[entry.key] = entry
-        self.steps.add(base_key(entry))
+        if entry.kind not in ROLLBACK_KINDS:  # a rollback is not a step of the step limit
+            self.steps.add(base_key(entry))
         if entry.position is not None:
             self.by_position.setdefault(entry.position, entry)
-        if entry.kind is EntryKind.ATTEMPT:
+        if entry.kind in ATTEMPT_KINDS:
             attempts = self.attempts.setdefault(base_key(entry), [])
             attempts.append(entry)
             attempts.sort(key=lambda e: e.attempt)

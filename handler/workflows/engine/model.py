@@ -6,6 +6,7 @@ format. The journal is append-only: an entry, once recorded, is never changed.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -86,6 +87,66 @@ class ErrorInfo(dict[str, str]):
         return self["message"]
 
 
+class RollbackStatus(StrEnum):
+    """How an instance's rollbacks went (``status().rollback.status``)."""
+
+    RUNNING = "running"  # under way: the instance is running (or waiting on a retry delay)
+    COMPLETE = "complete"  # every registered rollback ran and returned
+    FAILED = "failed"  # one failed for good: the chain stopped there
+    CANCELLED = "cancelled"  # the instance was terminated (plainly) before the chain ended
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackInfo:
+    """An instance's rollbacks (see :mod:`workflows.engine.operations.rollback`): why they
+    run, the status the instance ends with, and how the chain went.
+
+    ``cause`` is the failure the rollbacks receive as ``error`` (run()'s uncaught error, or
+    the termination); ``ends_as`` is ``errored`` or ``terminated``. When a rollback failed for
+    good, ``failed_step`` is the ``(name, count)`` of the step it undoes and ``error`` its
+    error: a rollback failure, told apart from the forward failure (the instance's ``error``).
+    """
+
+    cause: ErrorInfo
+    ends_as: InstanceStatus
+    status: RollbackStatus = RollbackStatus.RUNNING
+    failed_step: tuple[str, int] | None = None
+    error: ErrorInfo | None = None
+
+    def shown(self, finished: bool) -> RollbackInfo:
+        """As ``status()`` shows it: a chain still running on a finished instance was cut
+        short by a plain terminate (cancelled)."""
+        if finished and self.status is RollbackStatus.RUNNING:
+            return dataclasses.replace(self, status=RollbackStatus.CANCELLED)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        failed = self.failed_step
+        return {
+            "status": str(self.status),
+            "ends_as": str(self.ends_as),
+            "cause": dict(self.cause),
+            "failed_step": None if failed is None else {"name": failed[0], "count": failed[1]},
+            "error": self.error.with_traceback() if self.error else None,
+        }
+
+    @classmethod
+    def from_dict(cls, shown: Mapping[str, Any] | None) -> RollbackInfo | None:
+        """The rollback a :meth:`to_dict` shows (None for None)."""
+        if shown is None:
+            return None
+        failed = shown.get("failed_step")
+        cause = ErrorInfo.from_dict(shown["cause"])
+        assert cause is not None
+        return cls(
+            cause=cause,
+            ends_as=InstanceStatus(shown.get("ends_as") or InstanceStatus.ERRORED),
+            status=RollbackStatus(shown["status"]),
+            failed_step=None if failed is None else (str(failed["name"]), int(failed["count"])),
+            error=ErrorInfo.from_dict(shown.get("error")),
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class InstanceRef:
     """Which instance: workflow name and instance id (ids are unique per workflow)."""
@@ -126,6 +187,7 @@ class InstanceRecord:
     pauses: tuple[tuple[float, float], ...] = ()
     expires_at: float | None = None
     due_at: float | None = None  # see workflows.engine.recovery
+    rollback: RollbackInfo | None = None  # set once the instance rolls back (see transitions)
 
     @property
     def ref(self) -> InstanceRef:
@@ -144,6 +206,12 @@ class EntryKind(StrEnum):
     SLEEP = "sleep"  # a step.sleep / sleep_until and its wake-up time
     WAIT = "wait"  # a step.wait_for_event that found no event yet, and its timeout
     DELIVERY = "delivery"  # how a wait ended: the event it consumed, or its timeout
+    ROLLBACK = "rollback"  # the final outcome of a step's rollback: done, or its last error
+    ROLLBACK_ATTEMPT = "rollback_attempt"  # a failed rollback attempt that will be retried
+
+
+ROLLBACK_KINDS = frozenset({EntryKind.ROLLBACK, EntryKind.ROLLBACK_ATTEMPT})
+ATTEMPT_KINDS = frozenset({EntryKind.ATTEMPT, EntryKind.ROLLBACK_ATTEMPT})
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +244,10 @@ class JournalEntry:
 
     @property
     def call_kind(self) -> str:
-        """The step method that made this entry (``do``, ``sleep``, ``wait_for_event``)."""
+        """The step method that made this entry (``do``, ``sleep``, ``wait_for_event``), or
+        ``rollback`` for a step's rollback."""
+        if self.kind in ROLLBACK_KINDS:
+            return "rollback"
         if self.kind in (EntryKind.STEP, EntryKind.ATTEMPT):
             return "do"
         if self.kind is EntryKind.SLEEP:
@@ -285,12 +356,14 @@ class StepInfo:
     ``attempts`` counts a ``step.do``'s attempts; ``attempt_history`` lists the recorded ones
     (start, end, error with its traceback). A wait shows the ``event_type`` it awaits and, once
     received, the event's payload as its ``output``; a sleep shows when it wakes (``wake_at``).
+    A ``rollback`` row is a step's rollback: named as the step it undoes, after the steps, in
+    the order the rollbacks ran, with its attempts; its ``output`` is always None.
     ``parent`` (the enclosing step of a nested step) is not part of :meth:`to_dict`.
     """
 
     name: str
     count: int
-    type: str  # "do" | "sleep" | "waitForEvent"
+    type: str  # "do" | "sleep" | "waitForEvent" | "rollback"
     status: StepStatus
     attempts: int
     start: float | None
@@ -344,7 +417,9 @@ class StepInfo:
 class InstanceStatusView:
     """What ``instance.status()`` returns: ``status``, ``output``, ``error`` and the timeline.
 
-    Readable by attribute (``s.status``) or as a mapping (``s["status"]``).
+    Readable by attribute (``s.status``) or as a mapping (``s["status"]``). ``rollback`` is
+    None unless the instance rolled back (see :class:`RollbackInfo`); each rollback that ran
+    is also a row of ``steps``, of type ``rollback``.
     """
 
     id: str
@@ -356,6 +431,7 @@ class InstanceStatusView:
     created_at: float | None = None
     finished_at: float | None = None
     wake_at: float | None = None
+    rollback: RollbackInfo | None = None
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -371,6 +447,7 @@ class InstanceStatusView:
             "finished": iso(self.finished_at),
             "wake_at": iso(self.wake_at),
             "steps": [step.to_dict() for step in self.steps],
+            "rollback": self.rollback.to_dict() if self.rollback else None,
         }
 
     @classmethod
@@ -387,6 +464,7 @@ class InstanceStatusView:
             created_at=_epoch(shown.get("created")),
             finished_at=_epoch(shown.get("finished")),
             wake_at=_epoch(shown.get("wake_at")),
+            rollback=RollbackInfo.from_dict(shown.get("rollback")),
         )
 
 

@@ -38,11 +38,20 @@ from .errors import (
 )
 from .journal import Journal, step_key
 from .logs import WorkflowLogger, logger_name
-from .model import EntryKind, ErrorInfo, InstanceRef, JournalEntry, ReceivedEvent
+from .model import (
+    ATTEMPT_KINDS,
+    EntryKind,
+    ErrorInfo,
+    InstanceRef,
+    JournalEntry,
+    ReceivedEvent,
+    RollbackInfo,
+)
 from .operations import do, sleep, wait_for_event
-from .operations.base import SCOPE, Call, StepInterceptor, current_step
+from .operations.base import SCOPE, Call, Registered, StepInterceptor, current_step
+from .operations.rollback import ChainEnd, run_chain
 from .parking import Parking
-from .step import StepContext, WorkflowStep
+from .step import StepContext, StepRollback, WorkflowStep
 
 log = logging.getLogger("workflows.replay")
 
@@ -59,9 +68,16 @@ CONTROL_REASONS = (
     SuspendReason.TERMINATE,
     SuspendReason.RESTART,
     SuspendReason.PAUSE,
+    SuspendReason.ROLLBACK,
     SuspendReason.RELOAD,
     SuspendReason.YIELD,
 )
+# In rollback mode, the forward part of a pass that stopped for one of these is not over: the
+# rollbacks wait for the next pass. Any other ending (run() returned or raised, a sleep, wait or
+# retry not due, new work refused) means every rollback there is to know has been registered.
+NOT_OVER = frozenset(CONTROL_REASONS) - {SuspendReason.ROLLBACK}
+# Entries that count as a new step of the pass (AdvanceResult.steps).
+NEW_STEP_KINDS = frozenset({EntryKind.STEP, EntryKind.SLEEP, EntryKind.WAIT, EntryKind.ROLLBACK})
 # How often run() may carry on after catching the engine's suspension before that is fatal.
 MAX_SWALLOWED_SUSPENSIONS = 100
 
@@ -88,7 +104,23 @@ class Suspended:
     wake_at: float | None = None
 
 
-Outcome = Completed | Failed | Suspended
+@dataclass(frozen=True, slots=True)
+class RollBack:
+    """``run()`` raised, and steps registered rollbacks: the failure is to be recorded on the
+    instance and the rollbacks run (in rollback mode, see :mod:`.operations.rollback`)."""
+
+    error: ErrorInfo
+
+
+@dataclass(frozen=True, slots=True)
+class RolledBack:
+    """Rollback mode: the chain is over. ``ended`` is None when every rollback returned, else
+    the step whose rollback failed for good and that rollback's error."""
+
+    ended: ChainEnd = None
+
+
+Outcome = Completed | Failed | Suspended | RollBack | RolledBack
 
 
 class Replay:
@@ -107,6 +139,8 @@ class Replay:
         ref: the instance replayed (what the interceptor is told; default: its id alone).
         interceptor: stands in for new step work (a test's mocks); None (the default) runs
             every step as written.
+        rollback: the instance's rollback once it rolls back (its record's): the pass is then
+            in rollback mode; None (the default) goes forward.
     """
 
     def __init__(
@@ -122,6 +156,7 @@ class Replay:
         settle_timeout: float = 60.0,
         ref: InstanceRef | None = None,
         interceptor: StepInterceptor | None = None,
+        rollback: RollbackInfo | None = None,
     ) -> None:
         self.workflow = workflow
         self.event = event
@@ -149,6 +184,9 @@ class Replay:
         self.new_steps = 0
         self.retries = 0
         self._last_recorded = max(journal.by_position, default=0)
+        self.rollbacks: dict[str, Registered] = {}
+        self._rolling_back = rollback
+        self._in_chain = False
 
     # --- the pass -------------------------------------------------------------------------
 
@@ -181,7 +219,27 @@ class Replay:
         if isinstance(outcome, Completed | Failed) and lost:
             # The lease went to another runner meanwhile: the ending is not ours to write.
             return Suspended(SuspendReason.LOST)
+        if self._rolling_back is not None:
+            if isinstance(outcome, Suspended) and outcome.reason in NOT_OVER:
+                return outcome
+            return await self._roll_back(self._rolling_back.cause)
+        if isinstance(outcome, Failed) and self.rollbacks:
+            return RollBack(outcome.error)
         return outcome
+
+    async def _roll_back(self, cause: ErrorInfo) -> Outcome:
+        """Rollback mode, once the forward part is over: run the chain (see
+        :mod:`.operations.rollback`)."""
+        self._suspensions = []
+        self._suspended_tasks = None
+        self._in_chain = True
+        try:
+            ended = await run_chain(self, self.rollbacks.values(), cause)
+        except Suspend:
+            if self._infra is not None:
+                raise self._infra from None
+            return self._suspended()
+        return RolledBack(ended)
 
     async def _run_root(self, step: WorkflowStep) -> Outcome:
         try:
@@ -395,8 +453,13 @@ class Replay:
             self.suspend(SuspendReason.INFRA)
 
     def before_new_step(self, key: str) -> None:
-        """Checks before a step does new work: the step limit and control signals."""
-        if key not in self.journal.steps:
+        """Checks before a step does new work: the step limit and control signals.
+
+        In rollback mode, no new forward work runs: the pass stops going forward here (a
+        rollback's own attempts are checked for control signals only)."""
+        if self._rolling_back is not None and not self._in_chain:
+            self.suspend(SuspendReason.ROLLBACK)
+        if not self._in_chain and key not in self.journal.steps:
             limit = self.workflow.max_steps
             if len(self.journal.steps) >= limit:
                 self._fail_fatal(
@@ -417,11 +480,13 @@ class Replay:
         if self._infra is not None:
             # The store is failing: record nothing more in this pass.
             self.suspend(SuspendReason.INFRA)
+        if self._rolling_back is not None and not self._in_chain:
+            self.suspend(SuspendReason.ROLLBACK)  # a wait's delivery: forward work too
         winner = self._store(lambda: self._record(entry))
         self.journal.add(winner)
         if winner is entry:
-            self.new_steps += entry.kind in (EntryKind.STEP, EntryKind.SLEEP, EntryKind.WAIT)
-            self.retries += entry.kind is EntryKind.ATTEMPT
+            self.new_steps += entry.kind in NEW_STEP_KINDS
+            self.retries += entry.kind in ATTEMPT_KINDS
             log.debug(
                 "recorded %s %r",
                 entry.kind.value,
@@ -429,6 +494,10 @@ class Replay:
                 extra={"step": entry.name, "attempt": entry.attempt or 1, "kind": entry.kind.value},
             )
         return winner
+
+    def register_rollback(self, registered: Registered) -> None:
+        """Remember a started step's rollback, once per step (see :mod:`.operations.rollback`)."""
+        self.rollbacks.setdefault(registered.call.key, registered)
 
     def now(self) -> float:
         """The current time, from the injected clock."""
@@ -448,9 +517,15 @@ class Replay:
 
     # --- the operations (see workflows.engine.operations) -------------------------------
 
-    async def do(self, name: str, config: StepConfig, callback: Callable[..., Any]) -> Any:
+    async def do(
+        self,
+        name: str,
+        config: StepConfig,
+        callback: Callable[..., Any],
+        rollback: StepRollback | None = None,
+    ) -> Any:
         """The body of ``step.do``: replay the recorded outcome or run new attempts."""
-        return await do.run(self, name, config, callback)
+        return await do.run(self, name, config, callback, rollback)
 
     async def sleep(self, name: str, seconds: float | None, until: float | None) -> None:
         """The body of ``step.sleep`` / ``step.sleep_until``."""

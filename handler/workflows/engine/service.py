@@ -41,7 +41,7 @@ from .ports import BatchCreateResult, InstancePage, InstanceStore, WakeUpSchedul
 from .recovery import QUEUE_GRACE, SWEEP_MARGIN
 from .retention import retention_of
 from .timeline import build_timeline
-from .transitions import Pause, Restart, Resume, Terminate, Transition
+from .transitions import Pause, Restart, Resume, Terminate, TerminateWithRollback, Transition
 
 log = logging.getLogger("workflows.service")
 
@@ -275,6 +275,7 @@ class InstanceService:
             created_at=record.created_at,
             finished_at=record.finished_at,
             wake_at=record.wake_at,
+            rollback=record.rollback.shown(record.status in FINISHED) if record.rollback else None,
         )
 
     def list(
@@ -329,11 +330,17 @@ class InstanceService:
             self._post(lambda: self.queue.send(ref), ref)
         return record
 
-    def terminate(self, ref: InstanceRef) -> InstanceRecord:
+    def terminate(self, ref: InstanceRef, rollback: bool = False) -> InstanceRecord:
         """Stop the instance for good. A finished instance → InvalidTransition.
 
+        With ``rollback=True`` the rollbacks of the steps it started run first (their error
+        is named ``Terminated``), and then it becomes ``terminated``: meanwhile it is running.
         It is kept for its workflow's ``retention["error"]`` (default: the runtime's).
         """
+        if rollback:
+            record = self._change(ref, TerminateWithRollback())[1]
+            self._post(lambda: self.queue.send(ref), ref)
+            return record
         keep = retention_of(self.workflows, ref.workflow, self.retention_seconds).error
         record = self._change(ref, Terminate(keep))[1]
         self._post(lambda: self.scheduler.cancel(ref), ref)  # a stale wake-up is harmless

@@ -7,12 +7,13 @@ that :class:`workflows.engine.replay.Replay` drives.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from .config import StepConfig, parse_config
+from .config import StepConfig, parse_config, parse_rollback_config
 from .durations import MAX_SLEEP_SECONDS, Duration, format_duration, parse_duration
 from .errors import InvalidStepError
 from .limits import check_event_type, check_step_name
@@ -47,6 +48,15 @@ class StepContext:
 StepConfigLike = Mapping[str, Any] | StepConfig | None
 
 
+@dataclass(frozen=True, slots=True)
+class StepRollback:
+    """A step's rollback as ``step.do`` got it: ``undo(ctx, output, error)`` (sync or async)
+    and its validated ``rollback_config`` (retries and timeout)."""
+
+    undo: Callable[..., Any]
+    config: StepConfig
+
+
 class WorkflowStep:
     """The step API handed to ``run()``. Every method must be awaited (or gathered)."""
 
@@ -56,30 +66,74 @@ class WorkflowStep:
         self._replay = replay
 
     @overload
-    def do(self, name: str, callback: Callable[..., Awaitable[T]], /) -> Coroutine[Any, Any, T]: ...
-
-    @overload
-    def do(self, name: str, callback: Callable[..., T], /) -> Coroutine[Any, Any, T]: ...
-
-    @overload
     def do(
-        self, name: str, config: StepConfigLike, callback: Callable[..., Awaitable[T]], /
+        self,
+        name: str,
+        callback: Callable[..., Awaitable[T]],
+        /,
+        *,
+        rollback: Callable[..., Any] | None = None,
+        rollback_config: StepConfigLike = None,
     ) -> Coroutine[Any, Any, T]: ...
 
     @overload
     def do(
-        self, name: str, config: StepConfigLike, callback: Callable[..., T], /
+        self,
+        name: str,
+        callback: Callable[..., T],
+        /,
+        *,
+        rollback: Callable[..., Any] | None = None,
+        rollback_config: StepConfigLike = None,
     ) -> Coroutine[Any, Any, T]: ...
 
-    def do(self, name: str, *args: Any) -> Coroutine[Any, Any, Any]:
+    @overload
+    def do(
+        self,
+        name: str,
+        config: StepConfigLike,
+        callback: Callable[..., Awaitable[T]],
+        /,
+        *,
+        rollback: Callable[..., Any] | None = None,
+        rollback_config: StepConfigLike = None,
+    ) -> Coroutine[Any, Any, T]: ...
+
+    @overload
+    def do(
+        self,
+        name: str,
+        config: StepConfigLike,
+        callback: Callable[..., T],
+        /,
+        *,
+        rollback: Callable[..., Any] | None = None,
+        rollback_config: StepConfigLike = None,
+    ) -> Coroutine[Any, Any, T]: ...
+
+    def do(
+        self,
+        name: str,
+        *args: Any,
+        rollback: Callable[..., Any] | None = None,
+        rollback_config: StepConfigLike = None,
+    ) -> Coroutine[Any, Any, Any]:
         """Run ``callback`` as a durable step and return its (decoded) result.
 
         Call as ``step.do(name, callback)`` or ``step.do(name, config, callback)``. Once the
         step has recorded a result, replays return that result without calling ``callback``.
 
+        ``rollback=undo`` makes the step undoable (a saga): if the instance fails later (an
+        uncaught error from ``run()``), or is terminated with ``rollback=True``, the rollbacks
+        of the steps it started run in reverse order, each once, as durable steps of their
+        own: ``undo(ctx, output, error)`` gets this step's context, its recorded output (None
+        if it failed) and the instance's failure (an
+        :class:`~workflows.engine.errors.InstanceFailedError`). ``rollback_config`` takes
+        ``retries`` and ``timeout``, with a step's defaults.
+
         Raises:
             StepFailedError: the step failed for good (retries exhausted, NonRetryableError).
-            InvalidStepError: bad name or config.
+            InvalidStepError: bad name, config, rollback or rollback_config.
         """
         check_step_name(name)
         if len(args) == 1:
@@ -96,7 +150,9 @@ class WorkflowStep:
                 f"step.do({name!r}, ...): the last argument must be a callable, not "
                 f"{type(callback).__name__}"
             )
-        return self._replay.track(name, self._replay.do(name, parse_config(config), callback))
+        parsed = parse_config(config)
+        undo = _step_rollback(name, rollback, rollback_config)
+        return self._replay.track(name, self._replay.do(name, parsed, callback, undo))
 
     def sleep(self, name: str, duration: Duration) -> Coroutine[Any, Any, None]:
         """Sleep durably for ``duration`` (``"3 hours"``, a timedelta, or seconds; ≤ 365 days).
@@ -147,6 +203,44 @@ class WorkflowStep:
                 f"got {format_duration(seconds)}"
             )
         return self._replay.track(name, self._replay.wait_for_event(name, type, seconds))
+
+
+def _step_rollback(
+    name: str, undo: Callable[..., Any] | None, config: StepConfigLike
+) -> StepRollback | None:
+    """The step's validated rollback, or None when it has none."""
+    if undo is None:
+        if config is not None:
+            raise InvalidStepError(
+                f"step.do({name!r}, ...) got a rollback_config but no rollback; pass "
+                "rollback=undo (a function (ctx, output, error)) or leave rollback_config out"
+            )
+        return None
+    if not callable(undo):
+        raise InvalidStepError(
+            f"step.do({name!r}, ...): rollback must be a function (ctx, output, error), not "
+            f"{type(undo).__name__}"
+        )
+    if not takes_three(undo):
+        raise InvalidStepError(
+            f"step.do({name!r}, ...): the rollback must take three arguments (ctx, output, "
+            "error): the step's context, its recorded output (None if it failed) and the "
+            "error that failed the instance"
+        )
+    if isinstance(config, StepConfig):
+        return StepRollback(undo, config)
+    return StepRollback(undo, parse_rollback_config(config, name))
+
+
+def takes_three(undo: Callable[..., Any]) -> bool:
+    """True when ``undo(ctx, output, error)`` can be called (or its signature is unknown)."""
+    try:
+        inspect.signature(undo).bind(None, None, None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (some builtins): let the call tell
+        return True
+    return True
 
 
 def _check_sleep_length(name: str, seconds: float) -> None:

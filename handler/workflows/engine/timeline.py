@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from . import codec
-from .journal import NEST, base_key, shifted
+from .journal import NEST, base_key, rollback_key, shifted
 from .model import (
     REDACTED,
     AttemptInfo,
@@ -18,7 +18,7 @@ from .model import (
     StepStatus,
 )
 
-_TYPES = {"do": "do", "sleep": "sleep", "wait_for_event": "waitForEvent"}
+_TYPES = {"do": "do", "sleep": "sleep", "wait_for_event": "waitForEvent", "rollback": "rollback"}
 
 
 def build_timeline(
@@ -34,6 +34,10 @@ def build_timeline(
     the event type it awaits and, once it got one, the event's payload (from ``events``) as
     its output; a sleep row when it wakes up.
 
+    A step's rollback is a row of type ``rollback`` named as its step, after the steps, in the
+    order the rollbacks ran: complete, errored (it failed for good: the chain stopped there) or
+    retrying, with its attempts; its output is None.
+
     A step recorded as sensitive (``{"sensitive": "output"}``) shows ``"[REDACTED]"`` as its
     output: the real value stays in the journal, for ``run()`` alone.
 
@@ -46,11 +50,18 @@ def build_timeline(
     positions = {key: group[0].position for key, group in groups.items()}
     payloads = {event.id: event.payload for event in events}
 
-    def order(item: tuple[str, list[JournalEntry]]) -> tuple[float, int, float]:
+    # A rollback's row comes after every step's, in the order the rollbacks ran: newest step
+    # first (ties in time are common, so the step's position orders them, not the clock).
+    undoes = {rollback_key(key): pos for key, pos in positions.items() if pos is not None}
+
+    def order(item: tuple[str, list[JournalEntry]]) -> tuple[int, float, int, float]:
         key, group = item
-        root = positions.get(key.split(NEST, 1)[0])
+        head = key.split(NEST, 1)[0]
+        if head in undoes:
+            return (1, -undoes[head], 0 if head == key else 1, group[0].at)
+        root = positions.get(head)
         nested = 0 if group[0].position is not None else 1
-        return (float("inf") if root is None else root, nested, group[0].at)
+        return (0, float("inf") if root is None else root, nested, group[0].at)
 
     rows = [_row(group, now, pauses, payloads) for _, group in sorted(groups.items(), key=order)]
     if finished:
@@ -82,7 +93,7 @@ def _row(
             first.name, first.count, kind, status, attempts, start, end, output, error, first.parent
         )
 
-    if kind == "do":
+    if kind in ("do", "rollback"):
         done = _do_row(group, row)
         return dataclasses.replace(done, attempt_history=tuple(map(_attempt, group)))
     if kind == "sleep":
@@ -103,7 +114,7 @@ def _row(
 def _do_row(group: list[JournalEntry], row: Callable[..., StepInfo]) -> StepInfo:
     last = group[-1]
     attempts = max(e.attempt for e in group)
-    if last.kind is EntryKind.STEP:
+    if last.kind in (EntryKind.STEP, EntryKind.ROLLBACK):
         if last.error:
             return row(StepStatus.ERRORED, attempts, last.at)
         output = REDACTED if last.sensitive else codec.decode(last.result)

@@ -5,30 +5,44 @@ build a transition and hand it to :meth:`InstanceStore.update`, which writes the
 :class:`Change` it yields, conditional on the version the decision was taken on (see
 :mod:`workflows.engine.advance` for why that loses no wake-up). Creation, leases and events are
 single conditional writes of the store itself (their rules are in the store's port,
-:mod:`workflows.engine.ports`), listed here so the whole machine reads in one table.
+:mod:`workflows.engine.ports`), listed here so the whole machine reads in one table (each
+capitalised transition is a class of this module).
 
-=================  ========================  ===================  =========================
-transition         from                      to                   by, and its precondition
-=================  ========================  ===================  =========================
-create             (nothing)                 queued               API; the id is free
-lease              queued, waiting, running  running              runner; lease free, expired
-                   waitingForPause           waitingForPause      or already its own
-release            any                       (unchanged)          runner; it holds the lease
-event              not finished              (unchanged)          API; version unchanged
-:class:`Finish`    running, waitingForPause  complete, errored    runner; run() returned/raised
-:class:`Wait`      running                   waiting              runner; a sleep, retry delay
-                                                                  or event wait is pending
-:class:`Yield`     running                   running              runner; out of time or
-                                                                  passes, work re-posted
-:class:`Settle`    paused, finished          (unchanged)          runner; lets the lease go
-:class:`Pause`     queued, running,          paused               API, or the runner when it
-                   waiting, waitingForPause                       stops (nothing running)
-                   running (leased)          waitingForPause      API; a runner is busy
-:class:`Resume`    paused                    queued               API; sleeps shift by the
-                   waitingForPause           running              pause / the pause is undone
-:class:`Terminate` not finished              terminated           API
-:class:`Restart`   any                       queued               API; a new generation
-=================  ========================  ===================  =========================
+=====================  ========================  ===================  =============================
+transition             from                      to                   by, and its precondition
+=====================  ========================  ===================  =============================
+create                 (nothing)                 queued               API; the id is free
+lease                  queued, waiting, running  running              runner; lease free, expired
+                       waitingForPause           waitingForPause      or already its own
+release                any                       (unchanged)          runner; it holds the lease
+event                  not finished              (unchanged)          API; version unchanged
+Finish                 running, waitingForPause  complete, errored    runner; run() returned/raised
+StartRollback          running                   running (rollback)   runner; run() raised and
+                                                                      steps registered rollbacks
+EndRollback            running (rollback)        errored, terminated  runner; the rollbacks are
+                                                                      over
+Wait                   running                   waiting              runner; a sleep, retry delay
+                                                                      or event wait is pending
+Yield                  running                   running              runner; out of time or
+                                                                      passes, work re-posted
+Settle                 paused, finished          (unchanged)          runner; lets the lease go
+Pause                  queued, running,          paused               API, or the runner when it
+                       waiting, waitingForPause                       stops (nothing running)
+                       running (leased)          waitingForPause      API; a runner is busy
+Resume                 paused                    queued               API; sleeps shift by the
+                       waitingForPause           running              pause / the pause is undone
+Terminate              not finished              terminated           API
+TerminateWithRollback  not finished, not         running (rollback)   API; terminate(rollback=
+                       rolling back                                   True), a runner is posted
+Restart                any                       queued               API; a new generation
+delete                 finished (Terminate       (removed)            API; version unchanged
+                       first)                                         (see the store's port)
+=====================  ========================  ===================  =============================
+
+*Running (rollback)* is not a status of its own: the instance is ``running`` (``waiting``
+during a rollback's retry delay; it can be paused) with ``rollback`` set on its record, which
+makes a runner replay in rollback mode (see :mod:`workflows.engine.operations.rollback`) and
+end it as that rollback says. A plain terminate still stops it at once.
 
 Finished (complete, errored, terminated) is final except for restart. A transition asked of
 a status it does not leave raises :class:`~workflows.engine.errors.InvalidTransition` when the
@@ -42,8 +56,8 @@ import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
-from .errors import InvalidTransition
-from .model import FINISHED, ErrorInfo, InstanceRecord, InstanceStatus
+from .errors import TERMINATED_WITH_ROLLBACK, InvalidTransition
+from .model import FINISHED, ErrorInfo, InstanceRecord, InstanceStatus, RollbackInfo
 from .recovery import QUEUE_GRACE
 
 
@@ -82,6 +96,7 @@ class Change:
     paused_at: float | _Keep | None = KEEP
     pauses: tuple[tuple[float, float], ...] | _Keep = KEEP
     due_at: float | _Keep | None = KEEP
+    rollback: RollbackInfo | _Keep | None = KEEP
     release: bool = False
 
     def values(self) -> dict[str, Any]:
@@ -140,6 +155,47 @@ class Finish:
             status=self.status,
             output=self.output,
             error=self.error,
+            wake_at=None,
+            finished_at=now,
+            expires_at=now + self.retention_seconds,
+            due_at=None,
+            release=True,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StartRollback:
+    """run() raised with rollbacks registered: the failure is recorded on the instance, which
+    stays running, and the runner keeps its lease to run the rollbacks (in a new pass)."""
+
+    error: ErrorInfo
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        if record.status is not InstanceStatus.RUNNING or record.rollback is not None:
+            raise InvalidTransition(
+                f"instance '{record.id}' is {record.status}"
+                f"{' and already rolling back' if record.rollback else ''}; only a running "
+                "instance starts rolling back"
+            )
+        return Change(rollback=RollbackInfo(self.error, InstanceStatus.ERRORED), updated_at=now)
+
+
+@dataclass(frozen=True, slots=True)
+class EndRollback:
+    """The rollbacks are over: the instance ends as its rollback says (errored with the
+    failure, or terminated), with how the chain went."""
+
+    rollback: RollbackInfo
+    retention_seconds: float
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        ends = self.rollback.ends_as
+        if ends not in (InstanceStatus.ERRORED, InstanceStatus.TERMINATED):
+            raise ValueError(f"rollbacks end an instance errored or terminated, not {ends}")
+        return Change(
+            status=ends,
+            error=self.rollback.cause if ends is InstanceStatus.ERRORED else None,
+            rollback=self.rollback,
             wake_at=None,
             finished_at=now,
             expires_at=now + self.retention_seconds,
@@ -246,13 +302,51 @@ class Terminate:
         )
 
 
+TERMINATION = ErrorInfo(TERMINATED_WITH_ROLLBACK, "Instance terminated during rollback")
+"""What the rollbacks of ``terminate(rollback=True)`` receive as ``error`` (Cloudflare's)."""
+
+
 @dataclass(frozen=True, slots=True)
-class Restart:
-    """Run again from the top, same id and params: a new generation of the journal."""
+class TerminateWithRollback:
+    """Terminate once the rollbacks have run: the instance runs again (a pause is undone) so
+    a runner replays ``run()`` to find them, runs them, then ends it terminated. An instance
+    already rolling back goes on as it is."""
 
     def change(self, record: InstanceRecord, now: float) -> Change | None:
+        if record.status in FINISHED:
+            raise _finished(record, "terminated")
+        if record.rollback is not None:
+            return None
+        pauses = record.pauses
+        if record.status is InstanceStatus.PAUSED:
+            pauses = (*pauses, (record.paused_at or now, now))
         return Change(
-            generation=record.generation + 1,
+            status=InstanceStatus.RUNNING,
+            rollback=RollbackInfo(TERMINATION, InstanceStatus.TERMINATED),
+            wake_at=None,
+            paused_at=None,
+            pauses=pauses,
+            due_at=now + QUEUE_GRACE,
+            updated_at=now,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Restart:
+    """Run again from the top, same id and params: a new generation of the journal
+    (``generation``, one the restart claimed; default the next one), which a restart from a
+    step has already seeded with the results it keeps."""
+
+    generation: int | None = None
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        if self.generation is not None and self.generation <= record.generation:
+            raise ValueError(
+                f"a restart moves to a later generation than {record.generation}, "
+                f"not {self.generation}"
+            )
+        return Change(
+            generation=record.generation + 1 if self.generation is None else self.generation,
             status=InstanceStatus.QUEUED,
             output=None,
             error=None,
@@ -263,4 +357,5 @@ class Restart:
             pauses=(),
             due_at=now + QUEUE_GRACE,
             updated_at=now,
+            rollback=None,
         )

@@ -372,7 +372,7 @@ def change_status(
     actions = {
         "pause": service.pause,
         "resume": service.resume,
-        "terminate": service.terminate,
+        "terminate": lambda ref: service.terminate(ref, rollback=change.rollback),
         "restart": service.restart,
     }
     record = actions[change.status](ref)

@@ -25,12 +25,14 @@ __all__ = [
     "ErrorBody",
     "ErrorDetail",
     "EventAccepted",
+    "FailedStep",
     "InstanceDetails",
     "InstanceHandle",
     "InstanceList",
     "InstanceSummary",
     "JsonValue",
     "NewInstanceBody",
+    "RollbackView",
     "StatusChange",
     "StepError",
     "StepView",
@@ -101,6 +103,23 @@ class StatusChange(_Request):
             "(from the top, same id and params)"
         )
     )
+    rollback: bool = Field(
+        default=False,
+        strict=True,  # true or false: "yes" or 1 is a typo to report, not a terminate
+        description=(
+            "With terminate only: run the rollbacks of the steps the instance started (newest "
+            "first) before it becomes terminated; it is running meanwhile."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _rollback_with_terminate(self) -> StatusChange:
+        if self.rollback and self.status != "terminate":
+            raise ValueError(
+                f"rollback applies to terminate only; send {{'status': 'terminate', "
+                f"'rollback': true}}, or leave rollback out to {self.status}"
+            )
+        return self
 
 
 # --- answers --------------------------------------------------------------------------------
@@ -224,7 +243,9 @@ class StepView(BaseModel):
 
     name: str
     count: int = Field(description="1-based occurrence of this name in the run.")
-    type: Literal["do", "sleep", "waitForEvent"]
+    type: Literal["do", "sleep", "waitForEvent", "rollback"] = Field(
+        description="A step's method, or rollback: the rollback of the step of that name."
+    )
     status: str = Field(description="complete, errored, retrying, waiting or cancelled.")
     attempts: int = Field(description="How many attempts a do step made (1 for the others).")
     start: str | None
@@ -249,6 +270,39 @@ class StepView(BaseModel):
     )
 
 
+class FailedStep(BaseModel):
+    """The step whose rollback failed for good."""
+
+    name: str
+    count: int = Field(description="1-based occurrence of this name in the run.")
+
+
+class RollbackView(BaseModel):
+    """How an instance's rollbacks went, once it started rolling back."""
+
+    status: Literal["running", "complete", "failed", "cancelled"] = Field(
+        description=(
+            "running; complete (every rollback returned); failed (one failed for good and the "
+            "chain stopped there); cancelled (a plain terminate stopped it)."
+        )
+    )
+    ends_as: Literal["errored", "terminated"] = Field(
+        description="The status the instance ends with once the rollbacks are over."
+    )
+    cause: StepError = Field(
+        description=(
+            "What the rollbacks receive as error: run()'s uncaught error (the instance's error), "
+            "or Terminated for a terminate with rollback."
+        )
+    )
+    failed_step: FailedStep | None = Field(
+        default=None, description="The step whose rollback failed for good, if one did."
+    )
+    error: AttemptError | None = Field(
+        default=None, description="That rollback's error: a rollback failure, not a forward one."
+    )
+
+
 class InstanceDetails(BaseModel):
     """An instance's status, output, error and step timeline."""
 
@@ -261,6 +315,13 @@ class InstanceDetails(BaseModel):
     finished: str | None = None
     wake_at: str | None = Field(default=None, description="Next scheduled wake-up, if any.")
     steps: list[StepView]
+    rollback: RollbackView | None = Field(
+        default=None,
+        description=(
+            "Null unless the instance rolled back (an uncaught failure with rollbacks "
+            "registered, or a terminate with rollback); each rollback is also a step row."
+        ),
+    )
 
 
 class EventAccepted(BaseModel):

@@ -2,10 +2,11 @@
 
 :mod:`.do` (``step.do``: recorded outcome, attempts and retries), :mod:`.sleep`
 (``step.sleep`` / ``sleep_until``) and :mod:`.wait_for_event` (delivery, buffering, timeout)
-each decide what one call does on this pass. They share :mod:`.base` and reach the pass only
+each decide what one call does on this pass; :mod:`.rollback` runs the rollbacks of the steps
+of an instance that failed. They share :mod:`.base` and reach the pass only
 through :class:`~.base.Pass`; :class:`workflows.engine.replay.Replay` is the driver.
 """
 
-from . import do, sleep, wait_for_event
+from . import do, rollback, sleep, wait_for_event
 
-__all__ = ["do", "sleep", "wait_for_event"]
+__all__ = ["do", "rollback", "sleep", "wait_for_event"]

@@ -1,7 +1,8 @@
 """What every step operation shares: the call's identity, the step scope, and the pass.
 
-An operation (:mod:`.do`, :mod:`.sleep`, :mod:`.wait_for_event`) decides what one ``step``
-call does on this pass: return what the journal recorded, record new work, or suspend. It
+An operation (:mod:`.do`, :mod:`.sleep`, :mod:`.wait_for_event`, :mod:`.rollback`) decides
+what one ``step`` call does on this pass: return what the journal recorded, record new work,
+or suspend. It
 reaches the pass only through :class:`Pass`, which :class:`workflows.engine.replay.Replay`
 implements: call positions, the determinism check, the step limit and control signals,
 writes and suspensions all stay in the driver. Nothing here does I/O.
@@ -14,12 +15,21 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
+from workflows.engine.config import StepConfig
 from workflows.engine.errors import SuspendReason
 from workflows.engine.journal import Journal
 from workflows.engine.model import EntryKind, InstanceRef, JournalEntry
-from workflows.engine.step import StepContext
+from workflows.engine.step import StepContext, StepRollback
 
-__all__ = ["SCOPE", "Call", "Pass", "StepInterceptor", "StepScope", "current_step"]
+__all__ = [
+    "SCOPE",
+    "Call",
+    "Pass",
+    "Registered",
+    "StepInterceptor",
+    "StepScope",
+    "current_step",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +56,16 @@ class Call:
             parent=self.parent,
             **fields,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    """A step's rollback, registered with the pass once the step has started."""
+
+    call: Call
+    config: StepConfig  # the step's own config: what its rollback gets as ctx.config
+    callback: Callable[..., Any]  # the step's callback: its return type decodes the output
+    rollback: StepRollback
 
 
 @dataclass(slots=True)
@@ -106,6 +126,10 @@ class Pass(Protocol):
 
     def before_new_step(self, key: str) -> None:
         """Before new work: enforce the step limit and stop on a control signal."""
+        ...
+
+    def register_rollback(self, registered: Registered) -> None:
+        """Remember a started step's rollback (once per step), for when the instance fails."""
         ...
 
     def write(self, entry: JournalEntry) -> JournalEntry:

@@ -25,6 +25,7 @@ from workflows.engine.callbacks import call_with_timeout, wants_context
 from workflows.engine.config import StepConfig
 from workflows.engine.durations import parse_duration
 from workflows.engine.errors import (
+    InvalidStepError,
     NonRetryableError,
     StepFailedError,
     SuspendReason,
@@ -33,25 +34,43 @@ from workflows.engine.errors import (
 )
 from workflows.engine.journal import attempt_key, shifted
 from workflows.engine.model import EntryKind, ErrorInfo, JournalEntry
-from workflows.engine.step import StepContext, StepIdentity
+from workflows.engine.step import StepContext, StepIdentity, StepRollback
 from workflows.engine.tracebacks import user_traceback
 
-from .base import SCOPE, Call, Pass, StepScope
+from .base import SCOPE, Call, Pass, Registered, StepScope
 
-__all__ = ["outcome", "run"]
+__all__ = ["delay_error", "outcome", "retry_delay", "run"]
 
 log = logging.getLogger("workflows.replay")
 
 _RETRIED: Final = object()  # an attempt failed and its retry is recorded: run the next one
 
 
-async def run(replay: Pass, name: str, config: StepConfig, callback: Callable[..., Any]) -> Any:
-    """The body of ``step.do``: replay the recorded outcome or run new attempts."""
+async def run(
+    replay: Pass,
+    name: str,
+    config: StepConfig,
+    callback: Callable[..., Any],
+    rollback: StepRollback | None = None,
+) -> Any:
+    """The body of ``step.do``: replay the recorded outcome or run new attempts.
+
+    A step with a ``rollback`` registers it with the pass once it has started (a recorded
+    outcome or attempt, or its first attempt about to run): see :mod:`.rollback`.
+    """
     call = replay.enter(name, "do")
+    registered = None if rollback is None else Registered(call, config, callback, rollback)
+    if registered is not None and call.position is None:
+        raise InvalidStepError(
+            f"step.do({name!r}, ...) inside another step's callback cannot take a rollback: "
+            "rollbacks belong to the steps run() calls; give the enclosing step the rollback"
+        )
     recorded = replay.journal.entries.get(call.key)
     if recorded is not None and recorded.kind is EntryKind.STEP:
+        if registered is not None:
+            replay.register_rollback(registered)
         return outcome(recorded, callback)
-    return await _Attempts(replay, call, config, callback).run()
+    return await _Attempts(replay, call, config, callback, registered).run()
 
 
 def outcome(entry: JournalEntry, callback: Callable[..., Any]) -> Any:
@@ -69,12 +88,18 @@ class _Attempts:
     """The new attempts of one ``step.do`` call in this pass."""
 
     def __init__(
-        self, replay: Pass, call: Call, config: StepConfig, callback: Callable[..., Any]
+        self,
+        replay: Pass,
+        call: Call,
+        config: StepConfig,
+        callback: Callable[..., Any],
+        registered: Registered | None,
     ) -> None:
         self.replay = replay
         self.call = call
         self.config = config
         self.callback = callback
+        self.registered = registered
         self.attempt = 1
         self.started_at = 0.0
         self.attempt_started_at = 0.0
@@ -85,12 +110,14 @@ class _Attempts:
         replay, key = self.replay, self.call.key
         failed = replay.journal.attempts.get(key, [])
         if failed:
+            self._register()  # it started in an earlier pass
             last = failed[-1]
             self.attempt = last.attempt + 1
             due = shifted(last.wake_at or last.at, last.at, replay.pauses)
             if replay.now() < due:
                 replay.suspend(SuspendReason.RETRY, due)
         replay.before_new_step(key)
+        self._register()
         # A step's start is its first attempt's, even when later attempts run in later passes.
         self.started_at = (failed[0].started_at if failed else None) or replay.now()
         self.with_context = wants_context(self.callback)
@@ -98,6 +125,10 @@ class _Attempts:
             value = await self._attempt()
             if value is not _RETRIED:
                 return value
+
+    def _register(self) -> None:
+        if self.registered is not None:
+            self.replay.register_rollback(self.registered)
 
     async def _attempt(self) -> Any:
         """Run the callback once: the step's value, or ``_RETRIED`` once a retry is recorded."""
@@ -143,10 +174,11 @@ class _Attempts:
         )
         delay: float | None = None
         if not isinstance(exc, NonRetryableError) and attempt <= self.config.retries.limit:
+            label = f"retries.delay function of step {call.name!r} after attempt {attempt}"
             try:
-                delay = await self._retry_delay(ctx, exc)
+                delay = await retry_delay(self.config, attempt, ctx, exc, label)
             except Exception as delay_exc:
-                error = _delay_error(delay_exc, call.name, attempt, error)
+                error = delay_error(delay_exc, f"step {call.name!r}", attempt, error)
         if delay is None:
             final = call.entry(
                 EntryKind.STEP,
@@ -175,32 +207,34 @@ class _Attempts:
         replay.before_new_step(call.key)
         return _RETRIED
 
-    async def _retry_delay(self, ctx: StepContext, exc: Exception) -> float:
-        """Seconds until the next attempt: the fixed delay, or the delay function's result,
-        times the backoff.
 
-        Raises:
-            Exception: whatever the delay function raised, or InvalidStepError for a result
-                that is not a duration.
-        """
-        retries, attempt = self.config.retries, self.attempt
-        if not callable(retries.delay):
-            return retries.delay_before(attempt)
-        label = f"retries.delay function of step {self.call.name!r} after attempt {attempt}"
-        # The step's timeout bounds it too: a hung delay function must not hold the pass.
-        computed = await call_with_timeout(retries.delay, (ctx, exc), self.config.timeout, label)
-        base = parse_duration(computed, what=f"the result of the {label}")
-        return retries.delay_before(attempt, base)
+async def retry_delay(
+    config: StepConfig, attempt: int, ctx: StepContext, exc: Exception, label: str
+) -> float:
+    """Seconds until the attempt after failed ``attempt``: the fixed delay, or the delay
+    function's result, times the backoff.
+
+    Raises:
+        Exception: whatever the delay function raised, or InvalidStepError for a result
+            that is not a duration.
+    """
+    retries = config.retries
+    if not callable(retries.delay):
+        return retries.delay_before(attempt)
+    # The step's timeout bounds it too: a hung delay function must not hold the pass.
+    computed = await call_with_timeout(retries.delay, (ctx, exc), config.timeout, label)
+    base = parse_duration(computed, what=f"the result of the {label}")
+    return retries.delay_before(attempt, base)
 
 
-def _delay_error(exc: Exception, step: str, attempt: int, failure: ErrorInfo) -> ErrorInfo:
-    """The step's final error when its delay function failed: named after that exception, with
-    its traceback (which chains the attempt's own failure)."""
+def delay_error(exc: Exception, what: str, attempt: int, failure: ErrorInfo) -> ErrorInfo:
+    """The final error of ``what`` (``step 'charge'``) when its delay function failed: named
+    after that exception, with its traceback (which chains the attempt's own failure)."""
     return ErrorInfo(
         error_name(exc),
-        f"the retries.delay function of step {step!r} raised {error_name(exc)}: "
+        f"the retries.delay function of {what} raised {error_name(exc)}: "
         f"{error_message(exc)} (after attempt {attempt} failed with {failure.name}: "
-        f"{failure.message}); the step is not retried. Fix the delay function so that it "
+        f"{failure.message}); it is not retried. Fix the delay function so that it "
         "returns a duration",
         user_traceback(exc),
     )
