@@ -21,6 +21,10 @@ from .rules import RULES, RULES_OF_WORKFLOWS_URL
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 _SUPPRESS_HINT = "Silence a finding with `# workflows: ignore[WF1xx]` on its line."
+_EXAMPLES = """examples:
+  workflows lint handler/                  every .py file under handler/
+  workflows lint orders.py --format json   findings as JSON, for tools
+  workflows lint src/ --no-ignore          findings on suppressed lines too"""
 _RULES_HINT = f"Each finding names the rule of Workflows it breaks: {RULES_OF_WORKFLOWS_URL}"
 
 
@@ -29,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="workflows lint",
         description="Check workflow code against the rules of Workflows.",
-        epilog=f"rules:\n{rules}\n\n{_RULES_HINT}\n{_SUPPRESS_HINT}",
+        epilog=f"rules:\n{rules}\n\n{_RULES_HINT}\n{_SUPPRESS_HINT}\n\n{_EXAMPLES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or directories to check")
