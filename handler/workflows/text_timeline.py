@@ -13,7 +13,8 @@ def render(status: dict[str, Any]) -> str:
 
     Under a step that failed at least once come its attempts (when each ran, how it failed)
     and, when its last attempt failed, that attempt's traceback. A wait shows the event type
-    it awaits and the payload it received; a sleep shows when it wakes up.
+    it awaits and the payload it received; a sleep shows when it wakes up. Rollback rows come
+    last, and a last line says how the rollbacks went.
     """
     lines = [f"{status.get('workflow', '?')}/{status.get('id', '?')}: {status.get('status')}"]
     for step in status.get("steps", []):
@@ -27,7 +28,24 @@ def render(status: dict[str, Any]) -> str:
         lines.append(f"  error: {status['error']['name']}: {status['error']['message']}")
     else:
         lines.append(f"  output: {json.dumps(status.get('output'))[:300]}")
+    if status.get("rollback"):
+        lines.append(_rollback_line(status["rollback"]))
     return "\n".join(lines)
+
+
+def _rollback_line(rollback: dict[str, Any]) -> str:
+    """How the rollbacks went; a failed one is named, and its error (a rollback failure, not
+    the forward one above)."""
+    line = f"  rollback: {rollback.get('status')}"
+    failed, error = rollback.get("failed_step"), rollback.get("error")
+    if failed:
+        line += f" at the rollback of {failed['name']!r} #{failed['count']}"
+    if error:
+        line += f": {error['name']}: {error['message']}"
+    cause = rollback.get("cause") or {}
+    if rollback.get("ends_as") == "terminated" or rollback.get("status") == "running":
+        line += f" (cause: {cause.get('name')}: {cause.get('message')})"
+    return line
 
 
 def _detail(step: dict[str, Any]) -> str:
@@ -44,6 +62,8 @@ def _detail(step: dict[str, Any]) -> str:
         return awaited
     if kind == "sleep":
         return f"wakes at {step['wake_at']}" if step.get("wake_at") else ""
+    if kind == "rollback":
+        return failed or ("undone" if step.get("status") == "complete" else "")
     if error:
         return failed
     return f"-> {json.dumps(step.get('output'))[:80]}"

@@ -23,6 +23,7 @@ from workflows import (
 )
 from workflows.engine.model import EntryKind, InstanceStatusView, JournalEntry
 from workflows.testing import Crash, TestInstance
+from workflows.text_timeline import render
 
 from .backends import EnvFactory
 
@@ -523,3 +524,22 @@ def test_a_nested_step_cannot_take_a_rollback(make_env: EnvFactory) -> None:
     env.run_until_idle()
     error = inst.status().error
     assert error is not None and "cannot take a rollback" in error.message
+
+
+# --- shown as text ------------------------------------------------------------------------
+
+
+def test_the_text_timeline_shows_rollback_rows_and_where_the_chain_failed(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"saga": RollbackFailsForGood})
+    inst = env.create("saga", id="text")
+    env.run_until_idle()
+    text = render(inst.status().to_dict())
+    lines = text.splitlines()
+    assert [line.split()[0] for line in lines[1:6]] == ["do", "do", "do", "rollback", "rollback"]
+    assert "'ship'" in lines[4] and "undone" in lines[4]
+    assert "PermissionError: refund not allowed" in lines[5]
+    assert lines[-1] == (
+        "  rollback: failed at the rollback of 'charge' #1: PermissionError: refund not allowed"
+    )

@@ -1,4 +1,5 @@
-"""``workflows pause|resume|terminate|restart NAME ID`` and ``workflows send-event``."""
+"""``workflows pause|resume|terminate|restart NAME ID`` (``terminate --rollback`` runs the
+instance's rollbacks first) and ``workflows send-event``."""
 
 from __future__ import annotations
 
@@ -21,16 +22,20 @@ _DONE = {"pause": "paused", "resume": "resumed", "terminate": "terminated", "res
 def add_commands(commands: Any) -> None:
     """Register the four status changes and ``send-event``."""
     for action, summary in _ACTIONS.items():
-        change = add_command(
-            commands,
-            action,
-            summary,
-            [f"workflows {action} orders order-42"],
-            change_status,
-        )
-        change.set_defaults(action=action)
+        examples = [f"workflows {action} orders order-42"]
+        if action == "terminate":
+            examples.append("workflows terminate orders order-42 --rollback")
+        change = add_command(commands, action, summary, examples, change_status)
+        change.set_defaults(action=action, rollback=False)
         change.add_argument("name", metavar="NAME", help="the workflow's registered name")
         change.add_argument("id", metavar="ID", help="the instance's id")
+        if action == "terminate":
+            change.add_argument(
+                "--rollback",
+                action="store_true",
+                help="first run the rollbacks of the steps it started, newest first; it is "
+                "running until they are over, then terminated",
+            )
         add_api_options(change, json_help="print the API's answer (id and status) as JSON")
 
     send = add_command(
@@ -62,11 +67,20 @@ def change_status(args: argparse.Namespace, console: Console) -> int:
     """``PATCH /workflows/{name}/instances/{id}/status``."""
     remote = api(args)
     path = remote.path("workflows", args.name, "instances", args.id, "status")
-    body = remote.request("PATCH", path, {"status": args.action}).body
+    change: dict[str, Any] = {"status": args.action}
+    if args.rollback:
+        change["rollback"] = True
+    body = remote.request("PATCH", path, change).body
     if args.json:
         console.json(body)
         return 0
     console.data(f"{args.name}/{body['id']}: {console.status(body['status'])}")
+    if args.rollback:
+        console.message(
+            f"rolling back {args.name}/{body['id']}: it becomes terminated once its rollbacks "
+            f"have run (workflows status {args.name} {body['id']})"
+        )
+        return 0
     console.message(f"{_DONE[args.action]} {args.name}/{body['id']}")
     return 0
 

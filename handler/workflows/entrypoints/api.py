@@ -369,13 +369,11 @@ def change_status(
     """Apply the action; finished instances can only be restarted (409 otherwise)."""
     ref = _instance(name, instance_id)
     service = _service()
-    actions = {
-        "pause": service.pause,
-        "resume": service.resume,
-        "terminate": lambda ref: service.terminate(ref, rollback=change.rollback),
-        "restart": service.restart,
-    }
-    record = actions[change.status](ref)
+    if change.status == "terminate":
+        record = service.terminate(ref, rollback=change.rollback)
+    else:
+        actions = {"pause": service.pause, "resume": service.resume, "restart": service.restart}
+        record = actions[change.status](ref)
     return InstanceHandle(id=record.id, status=record.status)
 
 

@@ -6,7 +6,8 @@ in ``run()`` becomes a :class:`Region`:
 
 - the body of ``run()`` itself is *outside*;
 - a lambda or def passed as the callback of ``step.do(...)`` (directly, by name, or through
-  ``functools.partial``) is a *callback*, and so is a local helper called only from callbacks;
+  ``functools.partial``), or as its ``rollback=``, is a *callback*, and so is a local helper
+  called only from callbacks;
 - a local helper called from ``run()`` directly, and any other lambda, runs where it is
   called, so it is *inline* (transparent);
 - a local def that is never called nor passed to ``step.do`` is *opaque* and not checked
@@ -124,11 +125,18 @@ class RunAnalysis:
         return region
 
     def _mark_callback(self, call: ast.Call) -> None:
+        """Mark the step's callback (its last positional argument, or ``callback=``) and its
+        ``rollback=``: a rollback runs as a step of its own, so the same rules apply to it."""
         args = call.args
         target: ast.expr | None = args[-1] if len(args) >= 2 else None
         for keyword in call.keywords:
             if keyword.arg == "callback":
                 target = keyword.value
+            elif keyword.arg == "rollback":
+                self._mark_target(keyword.value)
+        self._mark_target(target)
+
+    def _mark_target(self, target: ast.expr | None) -> None:
         if (
             isinstance(target, ast.Call)
             and target.args
