@@ -71,6 +71,7 @@ from ._step_mocks import StepMocks
 from .engine.advance import Runner, RunnerSettings
 from .engine.clients import WorkflowInstance
 from .engine.clock import to_datetime
+from .engine.deletion import DeleteBatchResult
 from .engine.durations import Duration, parse_duration
 from .engine.entrypoint import Env, WorkflowEntrypoint
 from .engine.errors import InstanceNotFound, SuspendReason
@@ -78,6 +79,7 @@ from .engine.limits import check_id
 from .engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
 from .engine.model import InstanceRef, JournalEntry
 from .engine.ports import InstancePage
+from .engine.recorded_steps import StepOutput
 from .engine.service import BatchResult, InstanceService
 
 __all__ = [
@@ -145,6 +147,28 @@ class TestInstance(WorkflowInstance):
         """The recorded journal entries (current generation), oldest first."""
         return sorted(self._env.store.load(self.ref).entries, key=lambda e: (e.at, e.key))
 
+    def restart(self, from_step: Mapping[str, Any] | None = None) -> None:
+        """Run again with the same id and params: from the top, or from a recorded step.
+
+        ``from_step={"name": ..., "count": 1, "type": "do"}`` (``count`` and ``type``
+        optional) keeps the results recorded before that step (their callbacks do not run
+        again) and runs that step and everything after it again. A step that is not recorded
+        raises InvalidInput naming the recorded ones, and changes nothing.
+        """
+        self._env.service.restart(self.ref, from_step=from_step)
+
+    def step_output(self, name: str, count: int = 1) -> StepOutput:
+        """The whole recorded output of step ``name`` (occurrence ``count``): ``name``,
+        ``count``, ``type``, ``status`` and ``output`` (``"[REDACTED]"`` when sensitive).
+        Raises StepNotFound, naming the recorded steps."""
+        return self._env.service.step_output(self.ref, name, count)
+
+    def delete(self) -> None:
+        """Delete the instance, its journal, events and pending wake-ups; a running or
+        waiting one is terminated first. Raises InstanceNotFound when it does not exist
+        (already deleted): nothing else changes."""
+        self._env.service.delete(self.ref)
+
 
 class TestWorkflow:
     """``env.workflow(name)``: a client of one workflow inside the test env."""
@@ -160,6 +184,11 @@ class TestWorkflow:
 
     def create_batch(self, items: Sequence[Mapping[str, Any]]) -> BatchResult:
         return self._env.create_batch(self.name, items)
+
+    def delete_batch(self, ids: Sequence[str]) -> DeleteBatchResult:
+        """Delete up to 100 instances; ``result["deleted"]`` and ``result["errors"]`` (each
+        id no instance has is an error of code ``not_found``)."""
+        return self._env.service.delete_batch(self.name, ids)
 
     def get(self, id: str) -> TestInstance:
         return self._env.get(self.name, id)
@@ -267,6 +296,8 @@ class _MemoryBackend:
         self.invocations += 1
         try:
             _run(self.runner.advance(ref, owner=message_id))
+        except InstanceNotFound:
+            pass  # deleted meanwhile, as RunnerFunction treats it: nothing left to advance
         except Crash:
             self.crashes += 1
             self._redelivered.append((message_id, ref))

@@ -19,6 +19,8 @@ entry), never by guessing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -40,7 +42,7 @@ from workflows.engine.model import (
     InstanceStatus,
     JournalEntry,
 )
-from workflows.engine.ports import BatchCreateResult, InstancePage, InstanceState
+from workflows.engine.ports import CLAIM_SPAN, BatchCreateResult, InstancePage, InstanceState
 from workflows.engine.recovery import all_due_shards, due_shard
 from workflows.engine.transitions import Change
 
@@ -52,9 +54,12 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 T = TypeVar("T")
+log = logging.getLogger("workflows.dynamodb")
 
 _TRANSACTION_BYTES = 3_500_000  # under the 4 MB TransactWriteItems limit
 _TRANSACTION_ITEMS = 100
+_BATCH_WRITE = 25  # BatchWriteItem's limit per call
+_BATCH_TRIES = 8  # calls per batch before unprocessed items are given up on
 # leased and set running; waitingForPause is leased as it is (the runner pauses it)
 _LEASED_TO_RUN = sorted(RUNNABLE - {InstanceStatus.WAITING_FOR_PAUSE})
 
@@ -85,21 +90,52 @@ class DynamoStore:
     # --- creating -------------------------------------------------------------------------
 
     def create(self, record: InstanceRecord) -> None:
-        item, chunks = it.instance_item(record)
-        # attribute_not_exists(pk): only if no instance with this id exists — ids are never
-        # reused, so a second create of the same id fails instead of overwriting.
-        put = {
-            "TableName": self.table,
-            "Item": item,
-            "ConditionExpression": "attribute_not_exists(pk)",
-        }
         try:
-            if chunks:
-                self._transact([{"Put": put}, *({"Put": self._new(c)} for c in chunks)])
-            else:
-                _boundary_raw(lambda: self.client.put_item(**put))  # type: ignore[arg-type]
+            # attribute_not_exists(pk): only if no instance with this id exists — a second
+            # create of the same id fails instead of overwriting.
+            self._put_instance(record, "attribute_not_exists(pk)", {})
+        except _ConditionFailed as taken:
+            if taken.item is None or not it.is_deleted(taken.item):
+                raise InstanceAlreadyExists(record.workflow, record.id) from None
+            self._create_over(record, taken.item)
+
+    def _create_over(self, record: InstanceRecord, tombstone: dict[str, Any]) -> None:
+        """Create ``record`` in place of a deleted instance's tombstone, above its version
+        and journal generation (a late writer of the deleted instance is never read)."""
+        version = it.get_int(tombstone, "version")
+        reborn = dataclasses.replace(
+            record, version=version + 1, generation=it.get_int(tombstone, "generation")
+        )
+        try:
+            # still that tombstone: nobody created (or deleted) the id meanwhile
+            self._put_instance(
+                reborn,
+                "attribute_exists(deleted_at) AND #version = :tombstone",
+                {":tombstone": it.n(version)},
+            )
         except _ConditionFailed:
             raise InstanceAlreadyExists(record.workflow, record.id) from None
+
+    def _put_instance(self, record: InstanceRecord, condition: str, values: dict[str, Any]) -> None:
+        """Write a new instance item (and its chunks) if ``condition`` holds; _ConditionFailed
+        carries the item that was there."""
+        item, chunks = it.instance_item(record)
+        put: dict[str, Any] = {
+            "TableName": self.table,
+            "Item": item,
+            "ConditionExpression": condition,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        if values:
+            put |= {"ExpressionAttributeNames": {"#version": "version"}}
+            put |= {"ExpressionAttributeValues": values}
+        if chunks:
+            try:
+                self._transact([{"Put": put}, *({"Put": self._new(c)} for c in chunks)])
+            except _ConditionFailed as failed:
+                raise _ConditionFailed(failed.old_item(0)) from None
+        else:
+            _boundary_raw(lambda: self.client.put_item(**put))
 
     def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
         """One transaction for the batch when it fits (≤ 100 items, < 4 MB); ids that exist
@@ -115,12 +151,7 @@ class DynamoStore:
                     item, chunks = it.instance_item(record)
                     puts.append((record, item, chunks))
                 if any(chunks for _, _, chunks in puts):
-                    for record in remaining:  # chunked params need their own transaction
-                        try:
-                            self.create(record)
-                            result.created.append(record.id)
-                        except InstanceAlreadyExists:
-                            result.existing.append(record.id)
+                    self._create_each(remaining, result)  # chunked params: a transaction each
                     break
                 actions = [
                     {
@@ -129,6 +160,7 @@ class DynamoStore:
                             "Item": item,
                             # only if the id is free (see create)
                             "ConditionExpression": "attribute_not_exists(pk)",
+                            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                         }
                     }
                     for _, item, _ in puts
@@ -137,12 +169,29 @@ class DynamoStore:
                     self._transact(actions)
                 except _ConditionFailed as failed:
                     taken = {remaining[i].id for i in failed.indexes if i < len(remaining)}
-                    result.existing.extend(r.id for r in remaining if r.id in taken)
+                    deleted = [  # ids of deleted instances are free: created one by one
+                        remaining[i]
+                        for i in failed.indexes
+                        if i < len(remaining) and it.is_deleted(failed.old_item(i) or {})
+                    ]
+                    self._create_each(deleted, result)
+                    reborn = {r.id for r in deleted}
+                    result.existing.extend(
+                        r.id for r in remaining if r.id in taken and r.id not in reborn
+                    )
                     remaining = [r for r in remaining if r.id not in taken]
                     continue
                 result.created.extend(r.id for r in remaining)
                 remaining = []
         return result
+
+    def _create_each(self, records: Sequence[InstanceRecord], result: BatchCreateResult) -> None:
+        for record in records:
+            try:
+                self.create(record)
+                result.created.append(record.id)
+            except InstanceAlreadyExists:
+                result.existing.append(record.id)
 
     def _groups(self, records: list[InstanceRecord]) -> list[list[InstanceRecord]]:
         groups: list[list[InstanceRecord]] = [[]]
@@ -169,7 +218,7 @@ class DynamoStore:
             )
         )
         item = response.get("Item")
-        if item is None:
+        if item is None or it.is_deleted(item):
             raise _not_found(ref)
         return it.instance_record(item)
 
@@ -195,7 +244,7 @@ class DynamoStore:
                 break
         chunks = {i["sk"]["S"]: i for i in found if it.CHUNK_MARK in i["sk"]["S"]}
         instance = next((i for i in found if i["sk"]["S"] == it.INSTANCE_SK), None)
-        if instance is None:
+        if instance is None or it.is_deleted(instance):
             raise _not_found(ref)
         record = it.instance_record(instance, chunks)
         prefix = it.journal_sk(record.generation, "")
@@ -357,6 +406,127 @@ class DynamoStore:
             )
         )
         return {i["sk"]["S"]: i for i in page.get("Items", [])}
+
+    # --- restarts and deletes -------------------------------------------------------------
+
+    def claim_generation(self, ref: InstanceRef, generation: int, token: str) -> bool:
+        pk = it.instance_pk(ref.workflow, ref.id)
+        put = {
+            "TableName": self.table,
+            "Item": it.claim_item(pk, generation, token, self.clock.time()),
+            # attribute_not_exists(pk): one restart per generation; another restart that
+            # claimed it first keeps it (and a retry of our own claim finds our token)
+            "ConditionExpression": "attribute_not_exists(pk)",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        try:
+            _boundary_raw(lambda: self.client.put_item(**put))  # type: ignore[arg-type]
+        except _ConditionFailed as taken:
+            holder = taken.item
+            if holder is None:  # some SDKs omit ALL_OLD: read it
+                holder = _boundary(
+                    lambda: self.client.get_item(
+                        TableName=self.table,
+                        Key=self._key(ref, it.claim_sk(generation)),
+                        ConsistentRead=True,
+                    )
+                ).get("Item")
+            return holder is not None and it.get_s(holder, "token") == token
+        return True
+
+    def seed_generation(
+        self,
+        ref: InstanceRef,
+        generation: int,
+        entries: Sequence[JournalEntry],
+        events: Sequence[EventRecord],
+    ) -> None:
+        # Unconditional puts: the generation is claimed by the restart writing it, nobody
+        # reads it before the instance moves to it, and writing the same copies twice is
+        # harmless.
+        pk = it.instance_pk(ref.workflow, ref.id)
+        now = self.clock.time()
+        items: list[dict[str, Any]] = []
+        for entry in entries:
+            item, chunks = it.entry_item(pk, generation, entry, now)
+            items += [item, *chunks]
+        for event in events:
+            item, chunks = it.event_item(pk, event, now)
+            items += [item, *chunks]
+        self._batch_write([{"PutRequest": {"Item": item}} for item in items], must_finish=True)
+
+    def delete(self, record: InstanceRecord) -> bool:
+        ref = record.ref
+        now = self.clock.time()
+        tombstone = it.tombstone_item(
+            ref, record.version + 1, record.generation + CLAIM_SPAN + 1, now
+        )
+        try:
+            _boundary_raw(
+                lambda: self.client.put_item(
+                    TableName=self.table,
+                    Item=tombstone,
+                    # version = :expected: deleted as it was decided (terminated, finished);
+                    # a signal, a restart or another delete since then wins, and we decide
+                    # again. The tombstone's version is above every version a runner holds,
+                    # so each of its conditional writes fails from now on.
+                    ConditionExpression="#version = :expected",
+                    ExpressionAttributeNames={"#version": "version"},
+                    ExpressionAttributeValues={":expected": it.n(record.version)},
+                )
+            )
+        except _ConditionFailed:
+            return False
+        keys = [key for key in self._partition_keys(ref) if key["sk"]["S"] != it.INSTANCE_SK]
+        self._batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
+        return True
+
+    def _partition_keys(self, ref: InstanceRef) -> list[dict[str, Any]]:
+        """The keys of every item of the instance's partition (one Query, paginated)."""
+        keys: list[dict[str, Any]] = []
+        start: dict[str, Any] | None = None
+        while True:
+            query: dict[str, Any] = {
+                "TableName": self.table,
+                # the whole partition, keys only
+                "KeyConditionExpression": "pk = :pk",
+                "ExpressionAttributeValues": {":pk": it.s(it.instance_pk(ref.workflow, ref.id))},
+                "ProjectionExpression": "pk, sk",
+                "ConsistentRead": True,
+            }
+            if start:
+                query["ExclusiveStartKey"] = start
+            page = _boundary(lambda q=query: self.client.query(**q))  # type: ignore[misc]
+            keys += [{"pk": i["pk"], "sk": i["sk"]} for i in page.get("Items", [])]
+            start = page.get("LastEvaluatedKey")
+            if not start:
+                return keys
+
+    def _batch_write(self, requests: list[dict[str, Any]], *, must_finish: bool = False) -> None:
+        """BatchWriteItem in calls of 25, sending unprocessed items again (a few times).
+
+        What is still unprocessed after that raises StorageError when ``must_finish`` (a
+        restart's copies: the restart fails, nothing moved to them), else is left and logged
+        (a deleted instance's items: never read again, they expire by their TTL).
+        """
+        for start in range(0, len(requests), _BATCH_WRITE):
+            pending = requests[start : start + _BATCH_WRITE]
+            for _ in range(_BATCH_TRIES):
+                if not pending:
+                    break
+                answer = _boundary(
+                    lambda p=pending: self.client.batch_write_item(  # type: ignore[misc]
+                        RequestItems={self.table: p}
+                    )
+                )
+                unprocessed: list[Any] = list(
+                    answer.get("UnprocessedItems", {}).get(self.table, [])
+                )
+                pending = unprocessed
+            if pending and must_finish:
+                raise StorageError(f"DynamoDB left {len(pending)} write(s) unprocessed; retry")
+            if pending:
+                log.warning("%d item write(s) left unprocessed in %s", len(pending), self.table)
 
     # --- events ---------------------------------------------------------------------------
 
@@ -546,13 +716,16 @@ class DynamoStore:
 
     def break_lease(self, ref: InstanceRef) -> None:
         """Drop a dead invocation's lease, as if it had expired (test kit)."""
-        _boundary(
-            lambda: self.client.update_item(
-                TableName=self.table,
-                Key=self._key(ref, it.INSTANCE_SK),
-                UpdateExpression="REMOVE lease_owner, lease_expires_at",
+        with contextlib.suppress(_ConditionFailed):
+            _boundary_raw(
+                lambda: self.client.update_item(
+                    TableName=self.table,
+                    Key=self._key(ref, it.INSTANCE_SK),
+                    UpdateExpression="REMOVE lease_owner, lease_expires_at",
+                    # an update never creates the item of a deleted instance
+                    ConditionExpression="attribute_exists(pk)",
+                )
             )
-        )
 
     # --- helpers --------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ Key schema (table keys ``pk`` / ``sk``, strings)::
     sk = "I"                              the instance item (status, version, lease, params...)
     sk = "E#<event id>"                   a buffered event (ids sort in arrival order)
     sk = "J#<generation:06>#<entry key>"  a journal entry of one generation (restart = +1)
+    sk = "G#<generation:06>"              a restart's claim on a generation (its token)
     sk = <owner sk> "\\x1dc<nn>"           a chunk of a large value of the item <owner sk>
 
 So "load an instance's whole journal" is one Query on ``pk``. Two sparse GSIs list instances
@@ -24,6 +25,13 @@ event's id, in the same transaction as the event: a second send with that key fa
 Large values (step results, params, payloads, output: up to 1 MiB of JSON) are stored inline
 as text when small, zlib-compressed as binary when that fits, and otherwise split into chunk
 items written in the same transaction as their owner, so readers see all of it or none.
+
+Deleting an instance replaces its instance item by a tombstone (``deleted_at``, the version
+and journal generation a new instance with the same id starts above, no index keys: it lists
+nowhere and reads as missing) and then deletes every other item of the partition. A runner
+that was mid-step may still write a journal entry afterwards; it is at a generation below the
+tombstone's, so nothing ever reads it, and it expires by its TTL (so does the tombstone, once
+every such entry has).
 
 Retention: the instance item gets ``expires_at`` (the TTL attribute) when it finishes. Journal,
 event and chunk items are written once with ``expires_at`` = write time + JOURNAL_HORIZON, so
@@ -60,6 +68,7 @@ INSTANCE_SK = "I"
 EVENT_PREFIX = "E#"
 EVENT_KEY_PREFIX = "K#"
 JOURNAL_PREFIX = "J#"
+CLAIM_PREFIX = "G#"
 CHUNK_MARK = "\x1dc"
 INLINE_LIMIT = 64 * 1024  # text up to this size is stored as is: readable in the console
 CHUNK_SIZE = 300_000  # bytes per chunk, well under the 400 KB item limit with its keys
@@ -83,6 +92,11 @@ def instance_ref(pk: str) -> InstanceRef | None:
 def journal_sk(generation: int, key: str) -> str:
     """The sort key of a journal entry."""
     return f"{JOURNAL_PREFIX}{generation:06d}#{key}"
+
+
+def claim_sk(generation: int) -> str:
+    """The sort key of a restart's claim on journal ``generation``."""
+    return f"{CLAIM_PREFIX}{generation:06d}"
 
 
 def chunk_sk(owner_sk: str, index: int) -> str:
@@ -289,6 +303,34 @@ def instance_item(record: InstanceRecord) -> tuple[Item, list[Item]]:
     if record.output is not None:
         chunks += put_blob(item, "output", record.output, INSTANCE_SK, pk, ttl)
     return item, chunks
+
+
+def claim_item(pk: str, generation: int, token: str, now: float) -> Item:
+    """A restart's claim on journal ``generation``: the restart's ``token``."""
+    return {
+        "pk": s(pk),
+        "sk": s(claim_sk(generation)),
+        "token": s(token),
+        "expires_at": n(now + JOURNAL_HORIZON),
+    }
+
+
+def tombstone_item(ref: InstanceRef, version: int, generation: int, now: float) -> Item:
+    """What is left of a deleted instance (see the module's docstring): it outlives every
+    journal entry a late writer of the deleted instance can still make."""
+    return {
+        "pk": s(instance_pk(ref.workflow, ref.id)),
+        "sk": s(INSTANCE_SK),
+        "deleted_at": n(now),
+        "version": n(version),
+        "generation": n(generation),
+        "expires_at": n(now + JOURNAL_HORIZON + REFRESH_BEFORE),
+    }
+
+
+def is_deleted(item: Item) -> bool:
+    """True for the tombstone of a deleted instance."""
+    return "deleted_at" in item
 
 
 def instance_record(item: Item, chunks: dict[str, Item] | None = None) -> InstanceRecord:

@@ -164,6 +164,13 @@ class InstanceNotFound(WorkflowError, LookupError):
     code = "instance_not_found"
 
 
+class StepNotFound(WorkflowError, LookupError):
+    """The instance recorded no step of this name, occurrence and type; the message lists the
+    steps it did record."""
+
+    code = "step_not_found"
+
+
 class InstanceAlreadyExists(WorkflowError):
     """An instance with this id already exists for the workflow; ids are never reused."""
 

@@ -23,7 +23,7 @@ from .model import (
     InstanceStatus,
     JournalEntry,
 )
-from .ports import BatchCreateResult, InstancePage, InstanceState
+from .ports import CLAIM_SPAN, BatchCreateResult, InstancePage, InstanceState
 from .transitions import Change
 
 
@@ -33,6 +33,16 @@ class _Stored:
     journal: dict[tuple[int, str], JournalEntry] = field(default_factory=dict)
     events: list[EventRecord] = field(default_factory=list)
     keys: dict[str, EventRecord] = field(default_factory=dict)  # idempotency key → event
+    claims: dict[int, str] = field(default_factory=dict)  # generation → restart token
+
+
+@dataclass(frozen=True)
+class _Deleted:
+    """What is left of a deleted instance: where a new one with its id starts (its version
+    and journal generation), so a late writer of the deleted one is never read."""
+
+    version: int
+    generation: int
 
 
 class MemoryStore:
@@ -41,14 +51,24 @@ class MemoryStore:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._instances: dict[InstanceRef, _Stored] = {}
+        self._deleted: dict[InstanceRef, _Deleted] = {}
         self.writes = 0
 
     def create(self, record: InstanceRecord) -> None:
         with self._lock:
             if record.ref in self._instances:
                 raise InstanceAlreadyExists(record.workflow, record.id)
-            self._instances[record.ref] = _Stored(record)
+            self._instances[record.ref] = _Stored(self._reborn(record))
             self.writes += 1
+
+    def _reborn(self, record: InstanceRecord) -> InstanceRecord:
+        """``record``, started above a deleted instance of the same id, if there was one."""
+        deleted = self._deleted.pop(record.ref, None)
+        if deleted is None:
+            return record
+        return dataclasses.replace(
+            record, version=deleted.version + 1, generation=deleted.generation
+        )
 
     def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
         result = BatchCreateResult()
@@ -57,7 +77,7 @@ class MemoryStore:
                 if record.ref in self._instances:
                     result.existing.append(record.id)
                 else:
-                    self._instances[record.ref] = _Stored(record)
+                    self._instances[record.ref] = _Stored(self._reborn(record))
                     result.created.append(record.id)
             self.writes += 1
         return result
@@ -85,7 +105,10 @@ class MemoryStore:
 
     def record(self, ref: InstanceRef, generation: int, entry: JournalEntry) -> JournalEntry:
         with self._lock:
-            journal = self._stored(ref).journal
+            stored = self._instances.get(ref)
+            if stored is None:  # deleted while a runner was mid-step: the write lands nowhere
+                return entry
+            journal = stored.journal
             existing = journal.get((generation, entry.key))
             if existing is not None:  # first writer wins
                 return existing
@@ -123,12 +146,46 @@ class MemoryStore:
         self, ref: InstanceRef, expected_version: int, change: Change
     ) -> InstanceRecord | None:
         with self._lock:
-            stored = self._stored(ref)
-            if stored.record.version != expected_version:
-                return None
+            stored = self._instances.get(ref)
+            if stored is None or stored.record.version != expected_version:
+                return None  # changed, or deleted (a runner mid-advance then reloads)
             stored.record = change.applied(stored.record)
             self.writes += 1
             return stored.record
+
+    def claim_generation(self, ref: InstanceRef, generation: int, token: str) -> bool:
+        with self._lock:
+            claims = self._stored(ref).claims
+            holder = claims.setdefault(generation, token)
+            self.writes += holder == token
+            return holder == token
+
+    def seed_generation(
+        self,
+        ref: InstanceRef,
+        generation: int,
+        entries: Sequence[JournalEntry],
+        events: Sequence[EventRecord],
+    ) -> None:
+        with self._lock:
+            stored = self._stored(ref)
+            for entry in entries:
+                stored.journal[(generation, entry.key)] = entry
+            seeded = {e.id for e in stored.events}
+            stored.events.extend(e for e in events if e.id not in seeded)
+            self.writes += len(entries) + len(events)
+
+    def delete(self, record: InstanceRecord) -> bool:
+        ref = record.ref
+        with self._lock:
+            stored = self._stored(ref)
+            if stored.record.version != record.version:
+                return False
+            highest = max([stored.record.generation, *stored.claims])
+            del self._instances[ref]
+            self._deleted[ref] = _Deleted(record.version + 1, highest + CLAIM_SPAN + 1)
+            self.writes += 1
+            return True
 
     def acquire_lease(
         self, ref: InstanceRef, owner: str, now: float, expires_at: float

@@ -14,6 +14,12 @@ from .errors import SuspendReason
 from .model import EventRecord, InstanceRecord, InstanceRef, InstanceStatus, JournalEntry
 from .transitions import Change
 
+CLAIM_SPAN = 100
+"""A restart claims a journal generation at most this far above the instance's current one
+(see :meth:`InstanceStore.claim_generation`). An instance created with the id of a deleted one
+starts its journal above the deleted one's generation plus this span, so nothing a late writer
+of the deleted instance (a runner mid-step, a restart under way) wrote is ever read."""
+
 
 @dataclass(frozen=True, slots=True)
 class InstanceState:
@@ -48,7 +54,12 @@ class InstanceStore(Protocol):
     """Durable instance state. Writes that matter are conditional; see each method."""
 
     def create(self, record: InstanceRecord) -> None:
-        """Write a new instance. Raises InstanceAlreadyExists if the id is taken."""
+        """Write a new instance. Raises InstanceAlreadyExists if the id is taken.
+
+        The id of a deleted instance is free again: the new instance's version and journal
+        generation then start above the deleted one's (see :data:`CLAIM_SPAN`), so a runner
+        of the deleted instance still busy finds every conditional write refused.
+        """
         ...
 
     def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
@@ -67,7 +78,8 @@ class InstanceStore(Protocol):
         """Record a journal entry unless its key is already recorded; return the recorded one.
 
         The first writer wins, always: a caller that loses the race gets the winner's entry
-        back and must continue with it.
+        back and must continue with it. An entry recorded for a deleted instance (by a runner
+        that was mid-step) is never read: it is returned as written, and nothing fails.
         """
         ...
 
@@ -96,7 +108,39 @@ class InstanceStore(Protocol):
     ) -> InstanceRecord | None:
         """Write ``change`` (see :mod:`workflows.engine.transitions`) and bump the version, only
         if the version is still ``expected_version``. Returns the new record, or None if it
-        changed meanwhile.
+        changed meanwhile (or the instance was deleted: the next read says InstanceNotFound).
+        """
+        ...
+
+    def claim_generation(self, ref: InstanceRef, generation: int, token: str) -> bool:
+        """Reserve journal ``generation`` for the restart named ``token``, before the instance
+        moves to it: True when it is ``token``'s (now, or already), False when another restart
+        holds it (try the next one). A claimed generation is never used by another restart, so
+        what one restart copies into it is never seen by another.
+        """
+        ...
+
+    def seed_generation(
+        self,
+        ref: InstanceRef,
+        generation: int,
+        entries: Sequence[JournalEntry],
+        events: Sequence[EventRecord],
+    ) -> None:
+        """Write the entries and events a restart from a step keeps into the claimed
+        ``generation`` (see :mod:`workflows.engine.restart_from`), before the instance moves
+        to it; writing the same ones again is harmless.
+        """
+        ...
+
+    def delete(self, record: InstanceRecord) -> bool:
+        """Remove the instance ``record`` describes, with its journal, events, chunks and
+        claims, only if its version is still ``record.version``; False when it changed (read
+        again, decide again).
+
+        Afterwards the id reads as missing (InstanceNotFound) everywhere, and every
+        conditional write of someone still holding the old version fails: a runner that was
+        mid-advance records nothing that is ever read, and never recreates the instance.
         """
         ...
 

@@ -17,12 +17,15 @@ from typing import Any
 
 from . import codec
 from .clock import Clock
+from .deletion import DeleteBatchResult, check_delete_batch
 from .errors import (
     NOTHING_REGISTERED,
     ConcurrentModification,
     InfrastructureError,
+    InstanceNotFound,
     InvalidInput,
     InvalidTransition,
+    StepNotFound,
     UnknownWorkflow,
     WorkflowError,
 )
@@ -35,13 +38,32 @@ from .model import (
     InstanceRef,
     InstanceStatus,
     InstanceStatusView,
+    StepInfo,
     event_id,
 )
-from .ports import BatchCreateResult, InstancePage, InstanceStore, WakeUpScheduler, WorkQueue
+from .ports import (
+    CLAIM_SPAN,
+    BatchCreateResult,
+    InstancePage,
+    InstanceState,
+    InstanceStore,
+    WakeUpScheduler,
+    WorkQueue,
+)
+from .recorded_steps import StepOutput, StepSelector, describe_steps, find_step, recorded_steps
 from .recovery import QUEUE_GRACE, SWEEP_MARGIN
+from .restart_from import Kept, kept_before
 from .retention import retention_of
 from .timeline import build_timeline
-from .transitions import Pause, Restart, Resume, Terminate, TerminateWithRollback, Transition
+from .transitions import (
+    Change,
+    Pause,
+    Restart,
+    Resume,
+    Terminate,
+    TerminateWithRollback,
+    Transition,
+)
 
 log = logging.getLogger("workflows.service")
 
@@ -264,19 +286,46 @@ class InstanceService:
             status=record.status,
             output=codec.decode(record.output) if record.output is not None else None,
             error=record.error,
-            steps=build_timeline(
-                state.entries,
-                # a finished instance's steps are judged as they were when it finished
-                record.finished_at or self.clock.time(),
-                record.pauses,
-                finished=record.status in FINISHED,
-                events=state.events,  # a wait's row shows the payload it received
-            ),
+            steps=self._timeline(state),
             created_at=record.created_at,
             finished_at=record.finished_at,
             wake_at=record.wake_at,
             rollback=record.rollback.shown(record.status in FINISHED) if record.rollback else None,
         )
+
+    def _timeline(self, state: InstanceState) -> list[StepInfo]:
+        record = state.record
+        return build_timeline(
+            state.entries,
+            # a finished instance's steps are judged as they were when it finished
+            record.finished_at or self.clock.time(),
+            record.pauses,
+            finished=record.status in FINISHED,
+            events=state.events,  # a wait's row shows the payload it received
+        )
+
+    def step_output(self, ref: InstanceRef, name: str, count: int = 1) -> StepOutput:
+        """One step's whole recorded output: a ``do`` step's result (``"[REDACTED]"`` when it
+        is sensitive), the payload a ``wait_for_event`` received, else None.
+
+        ``count`` is the step's occurrence (1 for the first call with this name). A root
+        step of ``run()`` is found first, else a step nested in a callback.
+
+        Raises:
+            StepNotFound: no such step is recorded (the message lists the recorded ones).
+            InvalidInput: ``count`` is not a whole number ≥ 1.
+        """
+        self.check_workflow(ref.workflow)
+        selector = StepSelector.parse({"name": name, "count": count}, what="step")
+        state = self.store.load(ref)
+        steps = recorded_steps(state.entries)
+        step = find_step(steps, selector)
+        if step is not None:
+            identity = (step.name, step.count, step.parent, step.type)
+            for row in self._timeline(state):
+                if (row.name, row.count, row.parent, row.type) == identity:
+                    return StepOutput.from_row(row)
+        raise StepNotFound(f"instance '{ref.id}' has no step {selector}; {describe_steps(steps)}")
 
     def list(
         self,
@@ -346,12 +395,119 @@ class InstanceService:
         self._post(lambda: self.scheduler.cancel(ref), ref)  # a stale wake-up is harmless
         return record
 
-    def restart(self, ref: InstanceRef) -> InstanceRecord:
-        """Run the instance again from the top, with the same id and params (new generation)."""
-        record = self._change(ref, Restart())[1]
-        self._post(lambda: self.scheduler.cancel(ref), ref)  # a stale wake-up is harmless
-        self._post(lambda: self.queue.send(ref), ref)
-        return record
+    def restart(
+        self, ref: InstanceRef, from_step: Mapping[str, Any] | StepSelector | None = None
+    ) -> InstanceRecord:
+        """Run the instance again, same id and params, in a new generation of its journal:
+        from the top, or from a step with ``from_step={"name": ..., "count": 1, "type": "do"}``
+        (``count`` and ``type`` optional: the first occurrence, any type).
+
+        From a step, the results recorded before it are kept (replay returns them; their
+        callbacks do not run again), and that step and every step ``run()`` called after it
+        run again (see :mod:`workflows.engine.restart_from`): from a sleep, from the step an
+        errored instance failed at, from any recorded step.
+
+        Raises:
+            InvalidInput: ``from_step`` is malformed or names no recorded step (the message
+                lists the recorded ones); nothing was written.
+        """
+        selector = None if from_step is None else StepSelector.parse(from_step)
+        token = uuid.uuid4().hex  # names this restart's claim on its new generation
+        claimed = 0
+        for _ in range(20):
+            state = self.store.load(ref) if selector is not None else None
+            record = state.record if state is not None else self.store.get(ref)
+            kept = Kept()
+            if state is not None and selector is not None:
+                # checked before anything is written: an unknown step changes nothing
+                kept = kept_before(state, selector, max(claimed, record.generation + 1))
+            if claimed <= record.generation:
+                claimed = self._claim(ref, record.generation, token)
+                if state is not None and selector is not None:
+                    kept = kept_before(state, selector, claimed)
+            if kept:
+                self.store.seed_generation(ref, claimed, kept.entries, kept.events)
+            now = self.clock.time()
+            change = Restart(claimed).change(record, now) or Change()
+            updated = self.store.update(ref, record.version, change)
+            if updated is not None:
+                self._post(lambda: self.scheduler.cancel(ref), ref)  # a stale wake-up is harmless
+                self._post(lambda: self.queue.send(ref), ref)
+                return updated
+        raise ConcurrentModification(f"instance {ref} is changing too fast; try again")
+
+    def _claim(self, ref: InstanceRef, current: int, token: str) -> int:
+        """The first generation above ``current`` that this restart (``token``) could claim.
+
+        Claimed before the copies are written and before the instance moves to it, so no
+        other restart (from the top or from a step) ever uses the same generation.
+        """
+        for generation in range(current + 1, current + 1 + CLAIM_SPAN):
+            if self.store.claim_generation(ref, generation, token):
+                return generation
+        raise ConcurrentModification(f"instance {ref} is being restarted too often; try again")
+
+    # --- deleting -------------------------------------------------------------------------
+
+    def delete(self, ref: InstanceRef) -> None:
+        """Delete the instance: its record, journal, events and chunks, and its pending
+        wake-ups. A running or waiting instance is terminated first: a runner busy with it
+        stops, and nothing it still writes is ever read (see :mod:`workflows.engine.deletion`).
+
+        Raises:
+            InstanceNotFound: no instance has this id (never created, or already deleted);
+                nothing was changed.
+        """
+        self.check_workflow(ref.workflow)
+        keep = retention_of(self.workflows, ref.workflow, self.retention_seconds).error
+        for _ in range(20):
+            record = self.store.get(ref)
+            if record.status not in FINISHED:
+                change = Terminate(keep).change(record, self.clock.time()) or Change()
+                terminated = self.store.update(ref, record.version, change)
+                if terminated is None:
+                    continue  # changed meanwhile: decide again
+                record = terminated
+            if self.store.delete(record):
+                self._post(lambda: self.scheduler.cancel(ref), ref)  # a late one finds nothing
+                return
+        raise ConcurrentModification(f"instance {ref} is changing too fast; try again")
+
+    def delete_batch(self, workflow: str, ids: Sequence[str]) -> DeleteBatchResult:
+        """Delete up to 100 instances of ``workflow``, each as :meth:`delete` does.
+
+        Every position of ``ids`` is answered: in ``deleted`` (``{"id"}``) or in ``errors``
+        (``{"index", "id", "code", "message"}``, code ``not_found`` or ``invalid_input``). An
+        id given twice is deleted once and answered at each position.
+
+        Raises:
+            InvalidInput: the batch itself is malformed (not a list of strings, over 100 ids);
+                nothing was deleted.
+        """
+        self.check_workflow(workflow)
+        wanted = check_delete_batch(ids)
+        result = DeleteBatchResult()
+        outcome: dict[str, tuple[str, str] | None] = {}  # id → None (deleted) or error
+        for index, id in enumerate(wanted):
+            if id not in outcome:
+                outcome[id] = self._delete_item(InstanceRef(workflow, id))
+            error = outcome[id]
+            if error is None:
+                result.deleted.append({"id": id})
+            else:
+                result.refuse(index, id, *error)
+        return result
+
+    def _delete_item(self, ref: InstanceRef) -> tuple[str, str] | None:
+        """Delete one instance of a batch: None, or why not as ``(code, message)``."""
+        try:
+            check_id(ref.id)
+            self.delete(ref)
+        except InvalidInput as exc:
+            return "invalid_input", str(exc)
+        except InstanceNotFound as exc:
+            return "not_found", str(exc)
+        return None
 
     def send_event(
         self, ref: InstanceRef, type: str, payload: Any = None, *, key: str | None = None

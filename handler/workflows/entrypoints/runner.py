@@ -6,7 +6,8 @@ throttled, unreachable, outcome unknown) is reported and redelivered, the others
 lease is taken in the message's name, so the same message delivered again takes back the lease
 it held if giving it back failed; and the message comes back after a short backoff instead of
 the queue's long visibility timeout. A malformed message is logged and dropped (it can never
-succeed, and redelivering it would only park it in the DLQ).
+succeed, and redelivering it would only park it in the DLQ), and so is a message for an
+instance that was deleted (maybe while this invocation advanced it).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from workflows.aws.runtime import AwsRuntime, get_runtime
 from workflows.aws.sqs import parse_work_message
 from workflows.engine.advance import AdvanceResult
-from workflows.engine.errors import InfrastructureError, InvalidInput
+from workflows.engine.errors import InfrastructureError, InstanceNotFound, InvalidInput
 from workflows.observability import logger, metrics
 from workflows.registry import load_workflows
 
@@ -58,6 +59,11 @@ def record_handler(record: SQSRecord, runtime: AwsRuntime) -> AdvanceResult | No
         remaining = remaining_seconds()
         clock = (lambda: remaining_seconds() or 0.0) if remaining is not None else None
         result = asyncio.run(runtime.runner.advance(ref, clock, owner=record.message_id))
+    except InstanceNotFound:
+        # deleted (maybe while this invocation advanced it): nothing is left to do, and
+        # nothing it wrote since is ever read
+        log.info("instance was deleted; nothing to advance")
+        return None
     except InfrastructureError as exc:
         log.warning("giving the work back for later", extra={"error": str(exc)})
         runtime.queue.retry_later(record.receipt_handle, _backoff(record))
