@@ -543,3 +543,25 @@ def test_the_text_timeline_shows_rollback_rows_and_where_the_chain_failed(
     assert lines[-1] == (
         "  rollback: failed at the rollback of 'charge' #1: PermissionError: refund not allowed"
     )
+
+
+def test_an_instance_rolling_back_can_be_paused_and_resumed(make_env: EnvFactory) -> None:
+    RollbackFailsOnce.attempts = []
+    env = make_env({"saga": RollbackFailsOnce})
+    inst = env.create("saga", id="pause")
+    # GIVEN a rollback waiting out its retry delay
+    env.run_once("saga", "pause")
+    assert inst.status().status == "waiting"
+    # WHEN the instance is paused, the delay passes, and it is resumed
+    inst.pause()
+    env.run_until_idle()
+    assert inst.status().status == "paused"
+    assert RollbackFailsOnce.attempts == [1]
+    inst.resume()
+    env.run_until_idle()
+    # THEN the chain goes on where it was: the retry succeeds, then the older rollback runs
+    assert RollbackFailsOnce.attempts == [1, 2]
+    assert [name for name, *_ in undone] == ["debit", "first"]
+    status = inst.status()
+    assert status.status == "errored" and status.rollback is not None
+    assert status.rollback.status == "complete"
