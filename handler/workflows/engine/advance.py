@@ -14,6 +14,11 @@ and the status write carries the instance's ``due_at`` (see :mod:`workflows.engi
 so a wake-up that is lost anyway (a dropped message, a schedule never created) is found by the
 recovery sweep.
 
+Rollbacks: when ``run()`` fails with rollbacks registered, the runner first records the failure
+on the instance (``StartRollback``, a write that keeps the lease), then replays again in
+rollback mode to run them (see :mod:`workflows.engine.operations.rollback`); the instance ends
+(``EndRollback``) only once the chain is over, so any invocation in between goes on with it.
+
 An infrastructure failure (the store or the queue throttled, unreachable, an outcome unknown) is
 never a step failure: it ends the advance with the InfrastructureError, after giving the lease
 back, so the invocation reports the message as failed and a later delivery continues from the
