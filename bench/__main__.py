@@ -6,7 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHMARKS = ["bench.engine_bench", "bench.lint_bench", "bench.dynamodb_bench"]
+BENCHMARKS = [
+    "bench.engine_bench",
+    "bench.lint_bench",
+    "bench.dynamodb_bench",
+    "bench.dashboard_bench",
+]
 ROOT = Path(__file__).resolve().parent.parent
 
 failed = 0

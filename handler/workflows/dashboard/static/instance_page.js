@@ -80,13 +80,13 @@ function layout(workflow, id) {
     h("button", { type: "button", class: spec.danger ? "danger" : null, "data-action": action, disabled: true }, spec.label),
   );
   const eventType = h("input", { id: "event-type", name: "type", required: true, autocomplete: "off", spellcheck: "false", placeholder: "event type", oninput: () => { eventType.dataset.touched = "1"; } });
-  const payload = h("textarea", { id: "event-payload", name: "payload", rows: 3, spellcheck: "false" }, "{}");
+  const payload = h("textarea", { id: "event-payload", name: "payload", rows: 2, spellcheck: "false" }, "{}");
   const send = h("button", { type: "submit", id: "send-event", disabled: true }, "Send event");
   const eventForm = h("form", { class: "event-form", "aria-labelledby": "event-title" },
     h("h2", { id: "event-title" }, "Send an event"),
     h("label", { for: "event-type" }, "Type"), eventType,
     h("label", { for: "event-payload" }, "Payload (JSON)"), payload,
-    h("div", null, send),
+    h("div", { class: "send" }, send),
   );
   const result = h("div", { class: "result-slot", "aria-live": "polite" });
   const problem = h("div", { class: "problem-slot" });

@@ -1,7 +1,7 @@
 // A workflow's instances: newest first, filtered by status, a page at a time (the API's
 // cursors), and a search by id.
 
-import { api, paths, STATUSES, FINISHED } from "./api.js";
+import { api, paths, STATUSES } from "./api.js";
 import { badge, duration, h, link, ms, routeTo, when } from "./dom.js";
 import { errorBox } from "./notice.js";
 
@@ -98,7 +98,7 @@ export function renderInstances(main, workflow, params) {
 function row(workflow, item) {
   const created = ms(item.created);
   const finished = ms(item.finished);
-  const took = created !== null && finished !== null ? duration(finished - created) : FINISHED.has(item.status) ? "—" : "running";
+  const took = created !== null && finished !== null ? duration(finished - created) : "—";
   return h("tr", { "data-instance": item.id },
     h("th", { scope: "row" }, link(routeTo(workflow, item.id), item.id)),
     h("td", null, badge(item.status)),
