@@ -9,6 +9,7 @@ import pytest
 from workflows.engine.errors import InvalidTransition
 from workflows.engine.model import (
     ErrorInfo,
+    FailedStep,
     InstanceStatus,
     RollbackInfo,
     RollbackStatus,
@@ -56,7 +57,7 @@ def test_end_rollback_ends_errored_with_the_failure_and_the_chains_outcome(
     ref = in_status(env, S.RUNNING, "end-errored")
     started = write(env, ref, StartRollback(BOOM))
     failed = ErrorInfo("PermissionError", "refund refused", "Traceback ...\nPermissionError")
-    outcome = RollbackInfo(BOOM, S.ERRORED, RollbackStatus.FAILED, ("charge", 2), failed)
+    outcome = RollbackInfo(BOOM, S.ERRORED, RollbackStatus.FAILED, FailedStep("charge", 2), failed)
     assert started.rollback is not None
     record = write(env, ref, EndRollback(outcome, RETENTION))
     assert record.status is S.ERRORED and record.error == BOOM

@@ -302,8 +302,10 @@ def test_a_rollback_failing_for_good_stops_the_chain_and_status_says_where(
     assert status.error == {"name": "RuntimeError", "message": "carrier lost the parcel"}
     rollback = status.rollback
     assert rollback is not None and rollback.status == "failed"
-    assert rollback.failed_step == ("charge", 1)
+    assert rollback.failed_step == {"name": "charge", "count": 1}
+    assert (rollback.failed_step.name, rollback.failed_step.count) == ("charge", 1)
     assert rollback.error == {"name": "PermissionError", "message": "refund not allowed"}
+    assert rollback["status"] == "failed" and rollback["failed_step"]["name"] == "charge"
     assert rollback_rows(inst) == [("ship", "complete", 1), ("charge", "errored", 2)]
     shown = status.to_dict()["rollback"]
     assert shown["status"] == "failed"

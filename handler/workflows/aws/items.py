@@ -52,6 +52,7 @@ from workflows.engine.model import (
     EntryKind,
     ErrorInfo,
     EventRecord,
+    FailedStep,
     InstanceRecord,
     InstanceRef,
     InstanceStatus,
@@ -177,8 +178,8 @@ def rollback_value(rollback: RollbackInfo) -> dict[str, Any]:
         "status": s(rollback.status.value),
     }
     if rollback.failed_step is not None:
-        fields["failed_step"] = s(rollback.failed_step[0])
-        fields["failed_count"] = n(rollback.failed_step[1])
+        fields["failed_step"] = s(rollback.failed_step.name)
+        fields["failed_count"] = n(rollback.failed_step.count)
     if rollback.error is not None:
         fields["error"] = error_value(rollback.error)
     return {"M": fields}
@@ -192,11 +193,12 @@ def get_rollback(item: Item) -> RollbackInfo | None:
     cause = get_error(fields, "cause")
     assert cause is not None, "a stored rollback always has its cause"
     failed = get_s(fields, "failed_step")
+    count = get_int(fields, "failed_count", 1)
     return RollbackInfo(
         cause=cause,
         ends_as=InstanceStatus(str(get_s(fields, "ends_as"))),
         status=RollbackStatus(str(get_s(fields, "status"))),
-        failed_step=None if failed is None else (failed, get_int(fields, "failed_count", 1)),
+        failed_step=None if failed is None else FailedStep(failed, count),
         error=get_error(fields),
     )
 

@@ -41,6 +41,7 @@ from .journal import Journal
 from .model import (
     FINISHED,
     ErrorInfo,
+    FailedStep,
     InstanceRecord,
     InstanceRef,
     InstanceStatus,
@@ -371,7 +372,10 @@ def _rolled_back(record: InstanceRecord, outcome: RolledBack) -> RollbackInfo:
     assert record.rollback is not None, "only a pass in rollback mode ends a chain"
     if outcome.ended is None:
         return dataclasses.replace(record.rollback, status=RollbackStatus.COMPLETE)
-    step, error = outcome.ended
+    (name, count), error = outcome.ended
     return dataclasses.replace(
-        record.rollback, status=RollbackStatus.FAILED, failed_step=step, error=error
+        record.rollback,
+        status=RollbackStatus.FAILED,
+        failed_step=FailedStep(name, count),
+        error=error,
     )

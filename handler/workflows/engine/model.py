@@ -96,6 +96,25 @@ class RollbackStatus(StrEnum):
     CANCELLED = "cancelled"  # the instance was terminated (plainly) before the chain ended
 
 
+class FailedStep(dict[str, Any]):
+    """``{"name": ..., "count": ...}`` of the step whose rollback failed for good, also
+    readable as ``.name`` and ``.count``."""
+
+    def __init__(self, name: str, count: int) -> None:
+        super().__init__(name=name, count=count)
+
+    def __reduce__(self) -> Any:
+        return (FailedStep, (self.name, self.count))
+
+    @property
+    def name(self) -> str:
+        return str(self["name"])
+
+    @property
+    def count(self) -> int:
+        return int(self["count"])
+
+
 @dataclass(frozen=True, slots=True)
 class RollbackInfo:
     """An instance's rollbacks (see :mod:`workflows.engine.operations.rollback`): why they
@@ -103,15 +122,20 @@ class RollbackInfo:
 
     ``cause`` is the failure the rollbacks receive as ``error`` (run()'s uncaught error, or
     the termination); ``ends_as`` is ``errored`` or ``terminated``. When a rollback failed for
-    good, ``failed_step`` is the ``(name, count)`` of the step it undoes and ``error`` its
+    good, ``failed_step`` names the step it undoes (``{"name", "count"}``) and ``error`` is its
     error: a rollback failure, told apart from the forward failure (the instance's ``error``).
+    Readable by attribute (``r.status``) or as a mapping (``r["status"]``), as
+    :class:`InstanceStatusView` is.
     """
 
     cause: ErrorInfo
     ends_as: InstanceStatus
     status: RollbackStatus = RollbackStatus.RUNNING
-    failed_step: tuple[str, int] | None = None
+    failed_step: FailedStep | None = None
     error: ErrorInfo | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
 
     def shown(self, finished: bool) -> RollbackInfo:
         """As ``status()`` shows it: a chain still running on a finished instance was cut
@@ -121,12 +145,11 @@ class RollbackInfo:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        failed = self.failed_step
         return {
             "status": str(self.status),
             "ends_as": str(self.ends_as),
             "cause": dict(self.cause),
-            "failed_step": None if failed is None else {"name": failed[0], "count": failed[1]},
+            "failed_step": None if self.failed_step is None else dict(self.failed_step),
             "error": self.error.with_traceback() if self.error else None,
         }
 
@@ -142,7 +165,7 @@ class RollbackInfo:
             cause=cause,
             ends_as=InstanceStatus(shown.get("ends_as") or InstanceStatus.ERRORED),
             status=RollbackStatus(shown["status"]),
-            failed_step=None if failed is None else (str(failed["name"]), int(failed["count"])),
+            failed_step=None if failed is None else FailedStep(failed["name"], failed["count"]),
             error=ErrorInfo.from_dict(shown.get("error")),
         )
 
