@@ -292,3 +292,72 @@ def test_the_instance_page_does_not_shift_when_its_data_arrives(
         "setTimeout(() => done(total), 300);"
     )
     assert score < 0.05, score
+
+
+# The page's poller (poll.js) with the browser's timers recorded instead of run, and
+# document.hidden under the test's control: the delays it asks for are its backoff.
+_POLLING = """
+const [failing, done] = arguments;  // the callback comes last
+(async () => {
+  const { poller } = await import('/dashboard/poll.js');
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+  let hidden = false;
+  Object.defineProperty(document, 'hidden', { configurable: true, get: () => hidden });
+  const delays = [];
+  let next = null;
+  const realSetTimeout = window.setTimeout;
+  window.setTimeout = (fn, ms) => {
+    if (!ms) return realSetTimeout(fn, 0);
+    delays.push(ms);
+    next = fn;
+    return 1;
+  };
+  window.clearTimeout = () => { next = null; };
+  let loads = 0;
+  const polling = poller(async () => {
+    loads += 1;
+    if (failing) throw new Error('down');
+    return true;
+  });
+  polling.now();
+  await settle();
+  hidden = !failing;
+  for (let i = 0; i < 6; i++) { const fire = next; next = null; fire(); await settle(); }
+  const before = loads;
+  hidden = false;
+  document.dispatchEvent(new Event('visibilitychange'));
+  await settle();
+  polling.stop();
+  window.setTimeout = realSetTimeout;
+  delete document.hidden;
+  done({ delays, loads, loadedOnShow: loads - before });
+})();
+"""
+
+
+def test_polling_backs_off_while_the_tab_is_hidden_and_reloads_when_it_shows(
+    browser: Browser,
+) -> None:
+    # GIVEN the dashboard's poller, on a live page
+    browser.open("#/")
+    browser.find("li.card")
+
+    # WHEN the tab is hidden for six polls, then shown again
+    result = browser.driver.execute_async_script(_POLLING, False)
+
+    # THEN it polls every 2 s while visible, doubles the wait while hidden up to a minute,
+    # and loads at once when the tab shows, back to every 2 s
+    assert result["delays"] == [2000, 4000, 8000, 16000, 32000, 60000, 60000, 2000]
+    assert result["loadedOnShow"] == 1
+
+
+def test_polling_backs_off_while_the_api_fails(browser: Browser) -> None:
+    # GIVEN the dashboard's poller, whose loads fail (the server is down)
+    browser.open("#/")
+    browser.find("li.card")
+
+    # WHEN it keeps polling, the tab visible
+    result = browser.driver.execute_async_script(_POLLING, True)
+
+    # THEN each failure doubles the wait, up to 30 s
+    assert result["delays"][:7] == [4000, 8000, 16000, 30000, 30000, 30000, 30000]
