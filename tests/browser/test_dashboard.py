@@ -361,3 +361,25 @@ def test_polling_backs_off_while_the_api_fails(browser: Browser) -> None:
 
     # THEN each failure doubles the wait, up to 30 s
     assert result["delays"][:7] == [4000, 8000, 16000, 30000, 30000, 30000, 30000]
+
+
+def test_a_rolled_back_instance_shows_its_rollback_row_and_how_it_went(
+    browser: Browser, dev: DevApi
+) -> None:
+    # GIVEN an instance whose credit failed for good after its debit, refunded by a rollback
+    dev.create("refunded", "refund-1")
+    answer = dev.wait_status("refunded", "refund-1", "errored")
+    assert answer["rollback"]["status"] == "complete", answer
+
+    # WHEN its page opens
+    browser.open("#/workflows/refunded/instances/refund-1")
+    browser.wait(lambda: len(browser.all(ROWS)) == 3, why="three timeline rows")
+
+    # THEN the rollback is a row of its own, and the instance says how the rollbacks went
+    assert ("debit", "rollback", "complete") in row_cells(browser)
+    assert browser.text(ROWS + '[data-type="rollback"] .note') == 'rolled back "debit"'
+    assert browser.find(ROWS + '[data-type="rollback"] .bar')
+    assert "NonRetryableError: the receiving account is closed" in browser.text(".facts .reason")
+    rollback = browser.text(".data .rollback")
+    assert "complete; the instance ends errored" in rollback
+    browser.screenshot("instance-rolled-back")

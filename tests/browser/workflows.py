@@ -1,10 +1,10 @@
-"""Workflows the browser tests open: a long one, and one that waits at a gate."""
+"""Workflows the browser tests open: a long one, one that waits at a gate, one rolled back."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from workflows import NonRetryableError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 
 MANY_STEPS = 1_000
 
@@ -28,7 +28,23 @@ class GateWorkflow(WorkflowEntrypoint):
         return await step.do("finish", lambda: {"opened_by": go.payload.get("by")})
 
 
+class RefundedWorkflow(WorkflowEntrypoint):
+    """Debits, then fails for good: the debit's rollback refunds it."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        def refund(ctx: Any, output: Any, error: Any) -> None:
+            """Nothing to call here: the row it leaves is what the page shows."""
+
+        await step.do("debit", lambda: {"debited": 10}, rollback=refund)
+
+        def credit() -> None:
+            raise NonRetryableError("the receiving account is closed")
+
+        await step.do("credit", credit)
+
+
 BROWSER_WORKFLOWS: dict[str, type[WorkflowEntrypoint]] = {
     "many-steps": ManyStepsWorkflow,
     "gate": GateWorkflow,
+    "refunded": RefundedWorkflow,
 }

@@ -123,7 +123,7 @@ function show(view, instance) {
   view.send.disabled = FINISHED.has(instance.status);
   const awaited = (instance.steps || []).find((s) => s.type === "waitForEvent" && s.status === "waiting");
   if (awaited?.event_type && !view.eventType.dataset.touched) view.eventType.value = awaited.event_type;
-  const shown = JSON.stringify([instance.status, instance.params, instance.output, instance.error]);
+  const shown = JSON.stringify([instance.status, instance.params, instance.output, instance.error, instance.rollback]);
   if (view.shown !== shown) {
     view.shown = shown; // redrawn only when changed: an open traceback stays open
     view.data.replaceChildren(...dataBlocks(instance));
@@ -139,6 +139,7 @@ function show(view, instance) {
 function reason(instance) {
   const steps = instance.steps || [];
   if (instance.error) return `${instance.error.name}: ${instance.error.message}`;
+  if (instance.rollback?.status === "running") return `rolling back; it ends ${instance.rollback.ends_as}`;
   const pending = steps.find((s) => s.status === "waiting" || s.status === "retrying");
   if (instance.status === "waiting" && pending) {
     if (pending.type === "waitForEvent") return `waiting for an event of type "${pending.event_type ?? "?"}"`;
@@ -161,6 +162,7 @@ function dataBlocks(instance) {
   const blocks = [];
   if ("params" in instance) blocks.push(block("Params", pretty(instance.params)));
   if (instance.output !== null && instance.output !== undefined) blocks.push(block("Output", pretty(instance.output), "output"));
+  if (instance.rollback) blocks.push(rollbackBlock(instance.rollback));
   if (instance.error) {
     const error = instance.error;
     blocks.push(h("section", { class: "block error" }, h("h3", null, "Error"),
@@ -170,6 +172,15 @@ function dataBlocks(instance) {
   }
   if (!blocks.length) blocks.push(h("p", { class: "muted" }, FINISHED.has(instance.status) ? "No output." : "No output yet."));
   return blocks;
+}
+
+function rollbackBlock(rollback) {
+  const failed = rollback.failed_step ? ` at "${rollback.failed_step.name}" #${rollback.failed_step.count}` : "";
+  return h("section", { class: "block rollback" }, h("h3", null, "Rollback"),
+    h("p", null, `${rollback.status}${failed}; the instance ends ${rollback.ends_as}. Cause: ${rollback.cause.name}: ${rollback.cause.message}`),
+    rollback.error ? h("pre", { class: "error-text" }, `${rollback.error.name}: ${rollback.error.message}`) : null,
+    rollback.error?.traceback ? h("details", { class: "traceback" }, h("summary", null, "Traceback"), h("pre", null, rollback.error.traceback)) : null,
+  );
 }
 
 function block(title, text, cls) {

@@ -9,7 +9,7 @@
 
 import { clock, duration, h, ms, pretty } from "./dom.js";
 
-const TYPE_LABEL = { do: "do", sleep: "sleep", waitForEvent: "waitForEvent" };
+const TYPE_LABEL = { do: "do", sleep: "sleep", waitForEvent: "waitForEvent", rollback: "rollback" };
 
 /** A timeline element; `update(instance)` draws the instance's steps into it. */
 export function createTimeline() {
@@ -19,14 +19,15 @@ export function createTimeline() {
     h("span", { class: "c-attempts" }, "Attempts"), h("span", { class: "c-start" }, "Start (UTC)"), h("span", { class: "c-end" }, "End (UTC)"),
     h("span", { class: "c-track" }, axis),
   );
-  const rows = h("div", { class: "tl-rows", role: "list", "aria-label": "Steps" }, placeholder(3));
+  const rows = h("div", { class: "tl-rows" }, placeholder(3));
   const node = h("div", { class: "timeline", "aria-busy": "true" }, head, rows);
   let drawn = null;
   let steps = [];
+  const where = { instance: "" }; // the instance's API path, for links to whole outputs
 
   rows.addEventListener("toggle", (event) => {
     const row = event.target;
-    if (row.open && !row.dataset.built) buildBody(row, steps[Number(row.dataset.index)]);
+    if (row.open && !row.dataset.built) buildBody(row, steps[Number(row.dataset.index)], where);
   }, true);
   rows.addEventListener("keydown", (event) => moveFocus(rows, event));
 
@@ -38,6 +39,7 @@ export function createTimeline() {
     const open = new Set([...rows.querySelectorAll("details[open]")].map((d) => d.dataset.key));
     const focused = document.activeElement?.closest?.(".step")?.dataset.key;
     steps = instance.steps || [];
+    where.instance = `/workflows/${encodeURIComponent(instance.workflow)}/instances/${encodeURIComponent(instance.id)}`;
     const scale = timeScale(instance, steps);
     axis.replaceChildren(...ticks(scale));
     const fragment = document.createDocumentFragment();
@@ -48,7 +50,7 @@ export function createTimeline() {
     }
     if (!steps.length) fragment.append(h("p", { class: "muted empty" }, "No step has run yet."));
     rows.replaceChildren(fragment);
-    for (const row of rows.querySelectorAll("details[open]")) buildBody(row, steps[Number(row.dataset.index)]);
+    for (const row of rows.querySelectorAll("details[open]")) buildBody(row, steps[Number(row.dataset.index)], where);
     if (focused) rows.querySelector(`details[data-key="${CSS.escape(focused)}"] > summary`)?.focus({ preventScroll: true });
     node.removeAttribute("aria-busy");
     node.dataset.rows = String(steps.length);
@@ -107,7 +109,7 @@ function niceStep(raw) {
 
 // One row's markup, cloned for every step and filled in: cheaper than building each node.
 const ROW = document.createElement("template");
-ROW.innerHTML = '<details class="step" role="listitem"><summary class="row">'
+ROW.innerHTML = '<details class="step"><summary class="row">'
   + '<span class="c-name"><span class="name"></span><span class="note"></span></span>'
   + '<span class="c-type"></span><span class="c-status"><span class="status"></span></span>'
   + '<span class="c-attempts"></span><span class="c-start time"></span><span class="c-end time"></span>'
@@ -150,6 +152,7 @@ function note(step, failed) {
     if (!wake) return "sleeps";
     return step.status === "waiting" ? `wakes at ${clock(wake)}` : `woke at ${clock(wake)}`;
   }
+  if (step.type === "rollback" && !step.error) return step.status === "complete" ? `rolled back "${step.name}"` : `rolling back "${step.name}"`;
   if (step.error) return `${step.error.name}: ${step.error.message}`;
   if (step.status === "retrying") return `retrying after ${failed} failed attempt${failed === 1 ? "" : "s"}`;
   if (failed) return `succeeded after ${failed} failed attempt${failed === 1 ? "" : "s"}`;
@@ -159,7 +162,7 @@ function note(step, failed) {
 function bars(step, scale) {
   const history = step.attempt_history || [];
   const start = ms(step.start);
-  if (step.type === "do" && history.length > 1) return attemptBars(step, history, scale);
+  if (history.length > 1) return attemptBars(step, history, scale);
   if (start === null) return [];
   let end = ms(step.end);
   if (step.type === "sleep") end = ms(step.wake_at) ?? end;
@@ -195,11 +198,11 @@ function span(className, left, right) {
   return el;
 }
 
-function buildBody(row, step) {
+function buildBody(row, step, where) {
   if (!step) return;
   row.dataset.built = "1";
   const body = h("div", { class: "step-body" });
-  if (step.type === "do") body.append(attemptList(step));
+  if (step.type === "do" || step.type === "rollback") body.append(attemptList(step));
   if (step.type === "sleep") {
     body.append(h("p", null, `Sleeps from ${clock(step.start)} until ${clock(step.wake_at || step.end)} (${duration(ms(step.wake_at || step.end) - ms(step.start))}).`));
   }
@@ -209,6 +212,10 @@ function buildBody(row, step) {
   }
   if (step.error) body.append(h("h4", null, "Error"), h("pre", { class: "error-text" }, `${step.error.name}: ${step.error.message}`));
   if (step.type === "do" && step.output !== null && step.output !== undefined) body.append(h("h4", null, "Output"), h("pre", null, pretty(step.output)));
+  if (step.output_truncated) {
+    const whole = `${where.instance}/steps/${encodeURIComponent(step.name)}?count=${step.count}`;
+    body.append(h("p", { class: "muted" }, "The output is too large for this view: ", h("a", { href: whole }, "open it whole"), "."));
+  }
   row.append(body);
 }
 
