@@ -7,6 +7,7 @@ them too before the instance becomes terminated. On both test-kit backends.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any, ClassVar
 
@@ -567,3 +568,30 @@ def test_an_instance_rolling_back_can_be_paused_and_resumed(make_env: EnvFactory
     status = inst.status()
     assert status.status == "errored" and status.rollback is not None
     assert status.rollback.status == "complete"
+
+
+class RollbackHangs(WorkflowEntrypoint):
+    tries: ClassVar[list[int]] = []
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        async def hangs(ctx: Any, output: Any, error: Any) -> None:
+            RollbackHangs.tries.append(len(RollbackHangs.tries) + 1)
+            await asyncio.sleep(30)
+
+        config = {"retries": {"limit": 1, "delay": "1 second"}, "timeout": 0.05}
+        await step.do("lock", work("lock", 1), rollback=hangs, rollback_config=config)
+        raise RuntimeError("boom")
+
+
+def test_a_rollback_past_its_timeout_is_retried_and_says_which_timeout_to_raise(
+    make_env: EnvFactory,
+) -> None:
+    RollbackHangs.tries = []
+    env = make_env({"hang": RollbackHangs})
+    inst = env.create("hang", id="hang")
+    env.run_until_idle()
+    assert RollbackHangs.tries == [1, 2]
+    rollback = inst.status().rollback
+    assert rollback is not None and rollback.status == "failed" and rollback.error is not None
+    assert rollback.error.name == "WorkflowTimeoutError"
+    assert "raise rollback_config's 'timeout' of step 'lock'" in rollback.error.message

@@ -62,9 +62,14 @@ def is_async(callback: Callable[..., Any]) -> bool:
 
 
 async def call_with_timeout(
-    callback: Callable[..., Any], args: tuple[Any, ...], timeout: float, label: str
+    callback: Callable[..., Any],
+    args: tuple[Any, ...],
+    timeout: float,
+    label: str,
+    setting: str = "the step's 'timeout'",
 ) -> Any:
-    """Run one attempt of a callback; raise WorkflowTimeoutError past ``timeout`` seconds.
+    """Run one attempt of a callback; raise WorkflowTimeoutError past ``timeout`` seconds
+    (its message says to raise ``setting``).
 
     A ``TimeoutError`` the callback raises itself (a client's own timeout) is its own error,
     not the step's timeout: it propagates as it is.
@@ -85,8 +90,8 @@ async def call_with_timeout(
         if not deadline.expired():
             raise
         raise WorkflowTimeoutError(
-            f"{label} timed out after {format_duration(timeout)}; raise the step's 'timeout' "
-            "if it needs longer"
+            f"{label} timed out after {format_duration(timeout)}; raise {setting} if it needs "
+            "longer"
         ) from None
 
 

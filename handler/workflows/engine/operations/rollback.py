@@ -109,8 +109,9 @@ class _Rollback:
         token = SCOPE.set(StepScope(self.key, call.name, attempt))
         attempt_started_at = self.replay.now()
         try:
-            undo = self.registered.rollback.undo
-            await call_with_timeout(undo, (ctx, output, error), self.config.timeout, label)
+            undo, timeout = self.registered.rollback.undo, self.config.timeout
+            setting = f"rollback_config's 'timeout' of step {call.name!r}"
+            await call_with_timeout(undo, (ctx, output, error), timeout, label, setting)
         except Exception as exc:
             return await self._failed(exc, attempt_started_at)
         finally:
