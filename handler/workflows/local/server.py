@@ -11,6 +11,9 @@ Every answer the server makes itself — a malformed request line, an unusable
 4xx in the API's shape, ``{"error": {"code", "message"}}``, never an HTML page: anything a client
 can send gets a 4xx. A method the API does not route (``FOO``, ``TRACE``) is the API's to answer
 (405 naming the allowed methods, or 404), not ``http.server``'s HTML 501.
+
+A GET or HEAD of ``/`` or ``/dashboard/<file>`` is the dashboard's (:mod:`workflows.dashboard`):
+its page and files, or a 404 in the API's shape; every other request goes to the API.
 """
 
 from __future__ import annotations
