@@ -60,7 +60,10 @@ def test_every_api_route_calls_only_what_api_function_may(api: tuple[Api, CallLo
     client, calls = api
     orders = "/workflows/orders/instances"
     big = base64.b64encode(os.urandom(600_000)).decode()  # stored in chunks: a transaction
-    # GIVEN an instance with a wake-up scheduled an hour ahead (as a sleeping instance has)
+    # GIVEN an instance that ran its first steps (a restart from a step copies what it keeps)
+    client.request("POST", orders, {"id": "stepped", "params": {"amount": 1}})
+    client.env.run_once("orders", "stepped")
+    # AND an instance with a wake-up scheduled an hour ahead (as a sleeping instance has)
     client.request("POST", orders, {"id": "sleeper", "params": {"amount": 1}})
     runtime = client.aws.runtime
     runtime.wakeups.schedule(InstanceRef("orders", "sleeper"), runtime.clock.time() + 3600, "t")
@@ -82,6 +85,14 @@ def test_every_api_route_calls_only_what_api_function_may(api: tuple[Api, CallLo
         client.request("POST", f"{orders}/a/events/approved", {"user": "ana"}).status,
         client.request("PATCH", f"{orders}/sleeper/status", {"status": "terminate"}).status,
         client.request("PATCH", f"{orders}/sleeper/status", {"status": "restart"}).status,
+        client.request("GET", f"{orders}/stepped/steps/charge").status,
+        client.request(
+            "PATCH",
+            f"{orders}/stepped/status",
+            {"status": "restart", "from_step": {"name": "cool down"}},
+        ).status,
+        client.request("DELETE", f"{orders}/stepped").status,
+        client.request("POST", f"{orders}/delete", {"ids": ["b", "missing"]}).status,
         client.request("GET", "/openapi.json").status,
         client.request("GET", "/docs").status,
     ]

@@ -30,6 +30,8 @@ from .wire import request_bytes
 
 ID_CHARS = string.ascii_letters + string.digits + "-_"
 EVENT_TYPES = ("approved", "ping", "go", "done_1")
+# step names of the examples (some recorded by the shared instances), and awkward ones
+STEP_NAMES = ("say hello", "fetch cat", "cool down", "Sleep step", "💤💤💤💤", "a/b", "nope")
 # path segments that no workflow name, instance id or event type may be, sent as they are
 # (percent-encoded, or raw: the dev server passes the path on as API Gateway's REST API does)
 BAD_SEGMENTS = (
@@ -184,10 +186,14 @@ class Generator:
             yield self.rng.choices(self.families, self.weights)[0]()
 
     def saw(self, probe: Probe, status: int) -> None:
-        """Learn from an answer: an own instance exists once its create got a 201."""
+        """Learn from an answer: an own instance exists once its create got a 201, and not
+        once a delete may have removed it (a batch delete's ids are forgotten whatever its
+        answer says of each)."""
         creates = probe.method == "POST" and probe.target.endswith("/instances")
         if creates and status == 201 and probe.names is not None:
             self.created.append(probe.names)
+        if 200 <= status < 300 and (gone := deleted_by(probe)):
+            self.created = [own for own in self.created if own not in gone]
 
     # --- names ----------------------------------------------------------------------------
 
@@ -281,6 +287,8 @@ class Generator:
             return self.some_id(workflow) if ok else self.valid_id_text()
         if name == "event_type":
             return self.rng.choice(EVENT_TYPES) if self.rng.random() < 0.8 else self.valid_id_text()
+        if name == "step_name":
+            return quote(self.rng.choice(STEP_NAMES) if self.rng.random() < 0.7 else self._text())
         return self.valid_id_text()
 
     def _query_value(self, name: str, schema: Mapping[str, Any]) -> str:
@@ -339,6 +347,10 @@ class Generator:
             if self.rng.random() < 0.5 and self.path_workflow in self.world.shared_ids:
                 return self.some_id(self.path_workflow)
             return f"{self.prefix}-pool-{self.rng.randrange(2)}"
+        if name == "ids" and self.path_workflow in self.world.shared_ids:  # a batch delete
+            count = self.rng.randrange(3)
+            ids: list[Any] = [self.some_id(self.path_workflow) for _ in range(count)]
+            return [*ids, self._text()] if self.rng.random() < 0.3 else ids
         return self._value(schema, depth + 1)
 
     def _wrong(self, schema: Mapping[str, Any]) -> Any:
@@ -689,6 +701,24 @@ class Generator:
     def bad_request_line(self) -> Probe:
         raw = self.rng.choice(BAD_REQUEST_LINES)
         return Probe("bad-request-line", "GET", "-", raw=raw, expect=frozenset({400}))
+
+
+def deleted_by(probe: Probe) -> set[tuple[str, str]]:
+    """The instances a request may delete: the one a DELETE names, the ids of a batch delete."""
+    segments = probe.target.split("?", 1)[0].split("/")
+    if len(segments) != 5 or segments[1:4:2] != ["workflows", "instances"]:
+        return set()
+    workflow, last = segments[2], segments[4]
+    if probe.method == "DELETE":
+        return {(workflow, last)}
+    if probe.method != "POST" or last != "delete":
+        return set()
+    try:
+        body = json.loads(probe.body or b"".join(probe.chunks or ()) or b"null")
+    except ValueError:
+        return set()
+    ids = body.get("ids") if isinstance(body, dict) else None
+    return {(workflow, i) for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
 
 
 def operations(openapi: Mapping[str, Any]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:

@@ -12,6 +12,7 @@ model. Every failure is JSON ``{"error": {"code", "message"}}``:
                               over 1 MiB encoded
 404   unknown_workflow        no workflow of that name (a malformed name included)
 404   instance_not_found      no instance of that id (a malformed id included)
+404   step_not_found          the instance recorded no such step (the message lists its steps)
 404   not_found               no such route (a path segment with characters no name, id or
                               event type may hold included)
 405   method_not_allowed      the route exists, not with this method (``Allow`` lists them)
@@ -28,11 +29,15 @@ model. Every failure is JSON ``{"error": {"code", "message"}}``:
 500   internal_error          a bug; logged with its traceback
 ====  ======================  =================================================================
 
-A request that gets a 4xx has written nothing: every check runs before the first write. A
-batch create is the one route that answers for each item: an item that cannot be created (a
-bad id or params, an id repeated in the batch, a taken id) is reported in the answer's
-``errors`` by its index and the others are created; only a body that is not a list of at most
-100 objects is refused whole.
+A request that gets a 4xx has written nothing: every check runs before the first write. The
+batch routes answer for each item: an item that cannot be created (a bad id or params, an id
+repeated in the batch, a taken id) or deleted (no such instance, not an id) is reported in the
+answer's ``errors`` by its index and the others are done; only a body that is not a list of at
+most 100 objects (``{ids: [...]}`` of at most 100 strings for a delete) is refused whole.
+
+``GET …/instances/{id}`` leaves out each step output over 64 KiB (and any past 4 MiB of them
+in all: a Lambda answer holds at most 6 MB) as ``output: null, output_truncated: true``;
+``GET …/instances/{id}/steps/{step_name}?count=N`` answers with one step's output, whole.
 
 ``GET /openapi.json`` serves the OpenAPI 3.1 document; ``GET /docs`` the Swagger UI (bundled
 assets, no CDN). Both name the server the request came through (see :func:`_base_path`), so
@@ -50,6 +55,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from http import HTTPStatus
 from typing import Annotated, Any, TypeVar
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
@@ -72,6 +78,7 @@ from workflows.engine.errors import (
     InstanceNotFound,
     InvalidInput,
     InvalidTransition,
+    StepNotFound,
     UnknownWorkflow,
 )
 from workflows.engine.limits import check_id
@@ -84,6 +91,9 @@ from ._wiring import LambdaHandler, RuntimeSource, runtime_of
 from .api_models import (
     MAX_BATCH,
     BatchResultBody,
+    DeleteBatchBody,
+    DeleteBatchResultBody,
+    Deleted,
     ErrorBody,
     EventAccepted,
     InstanceDetails,
@@ -93,6 +103,7 @@ from .api_models import (
     JsonValue,
     NewInstanceBody,
     StatusChange,
+    StepOutputBody,
     WorkflowDetails,
     WorkflowList,
 )
@@ -102,6 +113,8 @@ load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 __all__ = ["MAX_BODY_BYTES", "app", "handler", "make_handler"]
 
 MAX_BODY_BYTES = 1024 * 1024
+STEP_OUTPUT_CAP = 64 * 1024  # a step's output in an instance's answer, encoded
+STEP_OUTPUTS_BUDGET = 4 * 1024 * 1024  # all of them: the answer stays under Lambda's 6 MB
 API_TITLE = "Workflows"
 API_VERSION = "1.0"
 _JSON = "application/json"
@@ -350,9 +363,94 @@ def list_instances(
     fails=(404,),
 )
 def get_instance(name: WorkflowName, instance_id: InstanceId) -> InstanceDetails:
-    """Status, output, error and the step timeline."""
+    """Status, output, error and the step timeline (large step outputs left out: see
+    ``output_truncated``)."""
     view = _service().status(_instance(name, instance_id))
-    return InstanceDetails.model_validate(view.to_dict())
+    return InstanceDetails.model_validate(_capped(view.to_dict()))
+
+
+def _capped(details: dict[str, Any]) -> dict[str, Any]:
+    """``details`` with each step output over 64 KiB encoded, or past 4 MiB of them in all,
+    replaced by null and ``output_truncated``: a Lambda answer holds at most 6 MB, and a
+    timeline of large results would not fit. ``GET …/steps/{step_name}`` has each whole."""
+    budget = STEP_OUTPUTS_BUDGET
+    for step in details["steps"]:
+        if step.get("output") is None:
+            continue
+        size = len(json.dumps(step["output"], ensure_ascii=False, separators=(",", ":")).encode())
+        if size > min(STEP_OUTPUT_CAP, budget):
+            step["output"], step["output_truncated"] = None, True
+        else:
+            budget -= size
+    return details
+
+
+@_route(
+    "DELETE",
+    "/workflows/<name>/instances/<instance_id>",
+    summary="Delete an instance",
+    description=(
+        "Removes the instance, its journal, events and pending wake-ups; a running or waiting "
+        "instance is terminated first. A missing instance (never created, or already deleted) "
+        "is a 404, and nothing changes."
+    ),
+    tags=["instances"],
+    fails=(404,),
+)
+def delete_instance(name: WorkflowName, instance_id: InstanceId) -> Deleted:
+    """Delete one instance."""
+    ref = _instance(name, instance_id)
+    _service().delete(ref)
+    return Deleted(id=ref.id, deleted=True)
+
+
+@_route(
+    "POST",
+    "/workflows/<name>/instances/delete",
+    summary="Delete up to 100 instances",
+    description=(
+        "Each id is deleted, or reported in errors by its index with a code: not_found (no "
+        "instance has it) or invalid_input (it is not an instance id). An id given twice is "
+        "deleted once and answered at each position. A body that is not {ids: [at most 100 "
+        "strings]} is refused whole, and deletes nothing."
+    ),
+    tags=["instances"],
+    fails=(400, 404, 413, 415),
+    object_body=True,
+)
+def delete_batch(
+    name: WorkflowName, batch: Annotated[DeleteBatchBody, Body()]
+) -> DeleteBatchResultBody:
+    """Delete many instances at once."""
+    result = _service().delete_batch(_workflow(name), batch.ids)
+    return DeleteBatchResultBody.model_validate(result.to_dict())
+
+
+@_route(
+    "GET",
+    "/workflows/<name>/instances/<instance_id>/steps/<step_name>",
+    summary="One step's whole recorded output",
+    description=(
+        "The step's name (percent-encoded in the path, as HTTP clients send it), type, status "
+        'and whole output: a do step\'s result ("[REDACTED]" if sensitive), the payload a '
+        "waitForEvent step received. A step that is not recorded is a 404 step_not_found "
+        "naming the recorded steps."
+    ),
+    tags=["instances"],
+    fails=(404,),
+)
+def get_step_output(
+    name: WorkflowName,
+    instance_id: InstanceId,
+    step_name: Annotated[str, Path(description="The step's name, percent-encoded.")],
+    count: Annotated[
+        int, Query(ge=1, description="Its occurrence: 1 for the first call with this name.")
+    ] = 1,
+) -> StepOutputBody:
+    """One step's output, not capped as in the instance's answer."""
+    ref = _instance(name, instance_id)
+    output = _service().step_output(ref, unquote(step_name), count)
+    return StepOutputBody.model_validate(output.to_dict())
 
 
 @_route(
@@ -371,6 +469,8 @@ def change_status(
     service = _service()
     if change.status == "terminate":
         record = service.terminate(ref, rollback=change.rollback)
+    elif change.from_step is not None:
+        record = service.restart(ref, from_step=change.from_step.selector())
     else:
         actions = {"pause": service.pause, "resume": service.resume, "restart": service.restart}
         record = actions[change.status](ref)
@@ -544,7 +644,7 @@ def _unexpected(exc: Exception) -> Response[dict[str, Any]]:
 # The resolver picks the handler of the most specific class in the exception's MRO.
 _ANSWERS: list[tuple[type[Exception] | list[type[Exception]], Callable[..., Any]]] = [
     (InvalidInput, _domain(400)),
-    ([UnknownWorkflow, InstanceNotFound], _domain(404)),
+    ([UnknownWorkflow, InstanceNotFound, StepNotFound], _domain(404)),
     ([InstanceAlreadyExists, InvalidTransition, ConcurrentModification], _domain(409)),
     (InfrastructureError, _storage_failed),
     (ConfigurationError, _misconfigured),

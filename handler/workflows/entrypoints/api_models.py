@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from workflows.engine.limits import ID_PATTERN, MAX_ID
+from workflows.engine.deletion import MAX_DELETE_BATCH
+from workflows.engine.limits import ID_PATTERN, MAX_ID, MAX_STEP_NAME
 from workflows.engine.model import InstanceStatus
 from workflows.engine.service import MAX_BATCH
 
@@ -22,10 +23,16 @@ __all__ = [
     "AttemptView",
     "BatchError",
     "BatchResultBody",
+    "DeleteBatchBody",
+    "DeleteBatchResultBody",
+    "DeleteError",
+    "Deleted",
+    "DeletedItem",
     "ErrorBody",
     "ErrorDetail",
     "EventAccepted",
     "FailedStep",
+    "FromStep",
     "InstanceDetails",
     "InstanceHandle",
     "InstanceList",
@@ -35,6 +42,7 @@ __all__ = [
     "RollbackView",
     "StatusChange",
     "StepError",
+    "StepOutputBody",
     "StepView",
     "WorkflowDetails",
     "WorkflowList",
@@ -94,6 +102,37 @@ class NewInstanceBody(_Request):
         return self.instance_id if self.instance_id is not None else self.id
 
 
+class FromStep(_Request):
+    """Which recorded step a restart starts from."""
+
+    name: str = Field(min_length=1, max_length=MAX_STEP_NAME, description="The step's name.")
+    count: int = Field(
+        default=1,
+        ge=1,
+        strict=True,
+        description="Its occurrence: 1 for the first call with this name (ctx.step.count).",
+    )
+    type: Literal["do", "sleep", "waitForEvent"] | None = Field(
+        default=None, description="Its type; omit to match any."
+    )
+
+    def selector(self) -> dict[str, object]:
+        """What ``InstanceService.restart`` takes as ``from_step``."""
+        return {"name": self.name, "count": self.count, "type": self.type}
+
+
+class DeleteBatchBody(_Request):
+    """The instances to delete."""
+
+    ids: list[str] = Field(
+        max_length=MAX_DELETE_BATCH,
+        description=(
+            "At most 100 instance ids. Each is answered in deleted or in errors; an id given "
+            "twice is deleted once and answered at each position."
+        ),
+    )
+
+
 class StatusChange(_Request):
     """What to do with an instance."""
 
@@ -103,6 +142,14 @@ class StatusChange(_Request):
             "(from the top, same id and params)"
         )
     )
+    from_step: FromStep | None = Field(
+        default=None,
+        description=(
+            "With restart only: restart from this recorded step. The results recorded before "
+            "it are kept (their callbacks do not run again); it and every step after it run "
+            "again. A step that is not recorded is a 400 naming the recorded steps."
+        ),
+    )
     rollback: bool = Field(
         default=False,
         strict=True,  # true or false: "yes" or 1 is a typo to report, not a terminate
@@ -111,6 +158,15 @@ class StatusChange(_Request):
             "first) before it becomes terminated; it is running meanwhile."
         ),
     )
+
+    @model_validator(mode="after")
+    def _from_step_with_restart(self) -> StatusChange:
+        if self.from_step is not None and self.status != "restart":
+            raise ValueError(
+                f"from_step applies to restart only; send {{'status': 'restart', 'from_step': "
+                f"{{'name': ...}}}}, or leave from_step out to {self.status}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _rollback_with_terminate(self) -> StatusChange:
@@ -172,6 +228,56 @@ class BatchResultBody(BaseModel):
 
     created: list[str] = Field(description="Ids of the instances created by this request.")
     errors: list[BatchError] = Field(description="One per item not created, by index.")
+
+
+class Deleted(BaseModel):
+    """An instance was deleted: its record, journal, events and pending wake-ups."""
+
+    id: str
+    deleted: bool = Field(description="Always true (a missing instance is a 404).")
+
+
+class DeletedItem(BaseModel):
+    """One position of a batch delete whose instance was deleted."""
+
+    id: str
+
+
+class DeleteError(BaseModel):
+    """One position of a batch delete whose instance was not deleted."""
+
+    index: int = Field(description="Position of the id in the request (0-based).")
+    id: str | None = Field(description="The id asked for; null when it is too long to echo.")
+    code: str = Field(
+        description=(
+            "not_found: no instance has this id (never created, or already deleted); "
+            "invalid_input: it is not a valid instance id."
+        )
+    )
+    message: str = Field(description="What is wrong with it.")
+
+
+class DeleteBatchResultBody(BaseModel):
+    """What a batch delete did, one entry per position of the ids sent."""
+
+    deleted: list[DeletedItem] = Field(description="The positions whose instance was deleted.")
+    errors: list[DeleteError] = Field(description="The other positions, by index.")
+
+
+class StepOutputBody(BaseModel):
+    """One step's whole recorded output."""
+
+    name: str
+    count: int = Field(description="1-based occurrence of this name in the run.")
+    type: Literal["do", "sleep", "waitForEvent"]
+    status: str = Field(description="complete, errored, retrying, waiting or cancelled.")
+    output: Any = Field(
+        default=None,
+        description=(
+            'A do step\'s result, whole ("[REDACTED]" if sensitive); the payload of the event a '
+            "waitForEvent step received; null for a sleep or a step that failed."
+        ),
+    )
 
 
 class WorkflowDetails(BaseModel):
@@ -254,7 +360,15 @@ class StepView(BaseModel):
         default=None,
         description=(
             'A do step\'s result ("[REDACTED]" if sensitive); the payload of the event a '
-            "waitForEvent step received."
+            "waitForEvent step received. Null, with output_truncated, when it is over 64 KiB "
+            "(or the answer's outputs are over 4 MiB in all): GET .../steps/{step_name} has it."
+        ),
+    )
+    output_truncated: bool = Field(
+        default=False,
+        description=(
+            "True when output is left out of this answer for its size; GET "
+            ".../instances/{instance_id}/steps/{step_name}?count=N returns it whole."
         ),
     )
     error: StepError | None = None

@@ -294,11 +294,11 @@ CASES = [
     ),
     Bad(
         "wrong method",
-        "DELETE",
+        "PUT",
         f"{INSTANCES}/{TAKEN}",
         status=405,
         code="method_not_allowed",
-        says="use GET",
+        says="use DELETE, GET",
     ),
     # --- not allowed now ------------------------------------------------------------------
     Bad(

@@ -25,6 +25,13 @@ ROUTES: dict[tuple[str, str], tuple[str, str, str | None]] = {
     ("get", INSTANCE): ("200", "InstanceDetails", None),
     ("patch", f"{INSTANCE}/status"): ("200", "InstanceHandle", "StatusChange"),
     ("post", f"{INSTANCE}/events/{{event_type}}"): ("202", "EventAccepted", "any JSON"),
+    ("delete", INSTANCE): ("200", "Deleted", None),
+    ("post", "/workflows/{name}/instances/delete"): (
+        "200",
+        "DeleteBatchResultBody",
+        "DeleteBatchBody",
+    ),
+    ("get", f"{INSTANCE}/steps/{{step_name}}"): ("200", "StepOutputBody", None),
 }
 
 
@@ -97,7 +104,7 @@ def test_request_models_carry_the_limits(document: dict[str, Any]) -> None:
 def test_every_documented_route_is_served(api: Api, route: tuple[str, str]) -> None:
     method, path = route
     concrete = path.replace("{name}", "orders").replace("{instance_id}", "nobody")
-    concrete = concrete.replace("{event_type}", "approved")
+    concrete = concrete.replace("{event_type}", "approved").replace("{step_name}", "charge")
 
     answer = api.request(method.upper(), concrete, {"status": "pause"})
 
