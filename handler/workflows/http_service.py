@@ -12,6 +12,7 @@ the API answers                                raised here
 =============================================  ==================================================
 404 unknown_workflow                           :class:`~workflows.UnknownWorkflow`
 404 instance_not_found                         :class:`~workflows.InstanceNotFound`
+404 step_not_found                             ``StepNotFound``
 409 instance_exists                            :class:`~workflows.InstanceAlreadyExists`
 409 invalid_transition                         :class:`~workflows.InvalidTransition`
 409 conflict                                   ``ConcurrentModification``
@@ -36,6 +37,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from .engine import codec
+from .engine.deletion import DeleteBatchResult, check_delete_batch
 from .engine.errors import (
     ConcurrentModification,
     ConfigurationError,
@@ -44,12 +46,14 @@ from .engine.errors import (
     InstanceNotFound,
     InvalidInput,
     InvalidTransition,
+    StepNotFound,
     UnknownWorkflow,
     WorkflowError,
 )
 from .engine.limits import check_id
 from .engine.model import InstanceRecord, InstanceRef, InstanceStatus, InstanceStatusView
 from .engine.ports import InstancePage
+from .engine.recorded_steps import StepOutput, StepSelector
 from .engine.service import BatchResult
 from .remote import ApiError, ApiUnreachable, HttpApi, NoCredentials
 
@@ -104,6 +108,7 @@ _REFUSED: Final = {
 _BY_CODE: Final[dict[str, Callable[[str], WorkflowError]]] = {
     "unknown_workflow": UnknownWorkflow,
     "instance_not_found": InstanceNotFound,
+    "step_not_found": StepNotFound,
     "invalid_transition": InvalidTransition,
     "conflict": ConcurrentModification,
     "configuration_error": ConfigurationError,
@@ -189,9 +194,38 @@ class HttpInstanceService:
         body = {"status": "terminate", "rollback": True}
         return _remote(ref.workflow, self._call("PATCH", (*_instance(ref), "status"), body))
 
-    def restart(self, ref: InstanceRef) -> RemoteInstance:
-        """Run again from the top, with the same id and params."""
-        return self._change(ref, "restart")
+    def restart(
+        self, ref: InstanceRef, from_step: Mapping[str, Any] | StepSelector | None = None
+    ) -> RemoteInstance:
+        """Run again, with the same id and params: from the top, or from a recorded step
+        (``from_step={"name", "count"?, "type"?}``; one that is not recorded → InvalidInput)."""
+        if from_step is None:
+            return self._change(ref, "restart")
+        selector = StepSelector.parse(from_step)  # refused as the direct mode refuses it
+        step: dict[str, Any] = {"name": selector.name, "count": selector.count}
+        if selector.type is not None:
+            step["type"] = selector.type
+        body = {"status": "restart", "from_step": step}
+        return _remote(ref.workflow, self._call("PATCH", (*_instance(ref), "status"), body))
+
+    def step_output(self, ref: InstanceRef, name: str, count: int = 1) -> StepOutput:
+        """``GET …/instances/{id}/steps/{name}?count=N``: one step's whole recorded output.
+        A step that is not recorded → StepNotFound."""
+        StepSelector.parse({"name": name, "count": count}, what="step")
+        answer = self._call("GET", (*_instance(ref), "steps", name), query={"count": count})
+        return StepOutput.from_dict(answer)
+
+    def delete(self, ref: InstanceRef) -> None:
+        """``DELETE …/instances/{id}``. A missing instance → InstanceNotFound."""
+        self._call("DELETE", _instance(ref))
+
+    def delete_batch(self, workflow: str, ids: Sequence[str]) -> DeleteBatchResult:
+        """``POST …/instances/delete``: every id is answered by its position, as in the
+        direct mode."""
+        body = {"ids": check_delete_batch(ids)}
+        return DeleteBatchResult.from_dict(
+            self._call("POST", (workflow, "instances", "delete"), body)
+        )
 
     def send_event(
         self, ref: InstanceRef, type: str, payload: Any = None, *, key: str | None = None

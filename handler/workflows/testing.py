@@ -79,7 +79,6 @@ from .engine.limits import check_id
 from .engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
 from .engine.model import InstanceRef, JournalEntry
 from .engine.ports import InstancePage
-from .engine.recorded_steps import StepOutput
 from .engine.service import BatchResult, InstanceService
 
 __all__ = [
@@ -134,8 +133,8 @@ class VirtualClock:
 
 
 class TestInstance(WorkflowInstance):
-    """A handle on one instance: the client's handle (status, events, pause, resume,
-    terminate, restart), plus its journal."""
+    """A handle on one instance: the client's handle (status, step outputs, events, pause,
+    resume, terminate, restart, delete), plus its journal."""
 
     __test__ = False  # not a pytest test class
 
@@ -146,28 +145,6 @@ class TestInstance(WorkflowInstance):
     def journal(self) -> list[JournalEntry]:
         """The recorded journal entries (current generation), oldest first."""
         return sorted(self._env.store.load(self.ref).entries, key=lambda e: (e.at, e.key))
-
-    def restart(self, from_step: Mapping[str, Any] | None = None) -> None:
-        """Run again with the same id and params: from the top, or from a recorded step.
-
-        ``from_step={"name": ..., "count": 1, "type": "do"}`` (``count`` and ``type``
-        optional) keeps the results recorded before that step (their callbacks do not run
-        again) and runs that step and everything after it again. A step that is not recorded
-        raises InvalidInput naming the recorded ones, and changes nothing.
-        """
-        self._env.service.restart(self.ref, from_step=from_step)
-
-    def step_output(self, name: str, count: int = 1) -> StepOutput:
-        """The whole recorded output of step ``name`` (occurrence ``count``): ``name``,
-        ``count``, ``type``, ``status`` and ``output`` (``"[REDACTED]"`` when sensitive).
-        Raises StepNotFound, naming the recorded steps."""
-        return self._env.service.step_output(self.ref, name, count)
-
-    def delete(self) -> None:
-        """Delete the instance, its journal, events and pending wake-ups; a running or
-        waiting one is terminated first. Raises InstanceNotFound when it does not exist
-        (already deleted): nothing else changes."""
-        self._env.service.delete(self.ref)
 
 
 class TestWorkflow:

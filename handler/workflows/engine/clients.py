@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .model import InstanceRef, InstanceStatusView
 
 if TYPE_CHECKING:
+    from .deletion import DeleteBatchResult
     from .ports import InstancePage
+    from .recorded_steps import StepOutput
     from .service import BatchResult
 
 
@@ -73,8 +75,22 @@ class InstanceApi(Protocol):
         one raises InvalidTransition."""
         ...
 
-    def restart(self, ref: InstanceRef) -> object:
-        """Run the instance again from the top."""
+    def restart(self, ref: InstanceRef, from_step: Mapping[str, Any] | None = None) -> object:
+        """Run the instance again: from the top, or from a recorded step (``from_step``);
+        a step that is not recorded raises InvalidInput."""
+        ...
+
+    def step_output(self, ref: InstanceRef, name: str, count: int = 1) -> StepOutput:
+        """One step's whole recorded output; a step that is not recorded raises StepNotFound."""
+        ...
+
+    def delete(self, ref: InstanceRef) -> object:
+        """Delete the instance (terminated first if it runs); a missing one raises
+        InstanceNotFound."""
+        ...
+
+    def delete_batch(self, workflow: str, ids: Sequence[str]) -> DeleteBatchResult:
+        """Delete up to 100 instances; each one not deleted is reported by its index."""
         ...
 
     def send_event(
@@ -117,9 +133,30 @@ class WorkflowInstance:
         """
         self._service.terminate(self.ref, rollback=rollback)
 
-    def restart(self) -> None:
-        """Run again from the top with the same id and params."""
-        self._service.restart(self.ref)
+    def restart(self, from_step: Mapping[str, Any] | None = None) -> None:
+        """Run again with the same id and params: from the top, or from a recorded step.
+
+        ``from_step={"name": ..., "count": 1, "type": "do"}`` (``count`` and ``type``
+        optional) keeps the results recorded before that step (their callbacks do not run
+        again) and runs that step and everything after it again. A step that is not recorded
+        raises InvalidInput naming the recorded ones, and changes nothing.
+        """
+        if from_step is None:
+            self._service.restart(self.ref)
+        else:
+            self._service.restart(self.ref, from_step=from_step)
+
+    def step_output(self, name: str, count: int = 1) -> StepOutput:
+        """The whole recorded output of step ``name`` (occurrence ``count``): ``name``,
+        ``count``, ``type``, ``status`` and ``output`` (``"[REDACTED]"`` when sensitive).
+        Raises StepNotFound, naming the recorded steps."""
+        return self._service.step_output(self.ref, name, count)
+
+    def delete(self) -> None:
+        """Delete the instance, its journal, events and pending wake-ups; a running or
+        waiting one is terminated first. Raises InstanceNotFound when it does not exist
+        (already deleted): nothing else changes."""
+        self._service.delete(self.ref)
 
     def send_event(self, *, type: str, payload: Any = None, key: str | None = None) -> None:
         """Deliver an event to the instance's next ``wait_for_event(type=...)``.
@@ -172,6 +209,14 @@ class WorkflowClient:
     ) -> InstancePage:
         """A page of instances, newest first; pass ``page.cursor`` back for the next."""
         return self.service.list(self.name, status, cursor, limit)
+
+    def delete_batch(self, ids: Sequence[str]) -> dict[str, Any]:
+        """Delete up to 100 instances at once.
+
+        Returns ``{"deleted": [{"id"}], "errors": [{index, id, code, message}]}``, one entry
+        per position of ``ids`` (``code`` is ``not_found`` for an id no instance has).
+        """
+        return self.service.delete_batch(self.name, ids).to_dict()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
