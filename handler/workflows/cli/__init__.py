@@ -1,9 +1,10 @@
 """The ``workflows`` command.
 
 One module per family of commands: :mod:`.registered` (``list``, ``describe``),
-:mod:`.instances` (``instances list|describe``, ``status``, ``trigger``), :mod:`.control`
-(``pause``, ``resume``, ``terminate``, ``restart``, ``send-event``), :mod:`.local` (``dev``,
-``run``, ``dev-clock``); ``lint`` is :mod:`workflows.lint`'s own command. What they share
+:mod:`.instances` (``instances list|describe|step``, ``status``, ``trigger``),
+:mod:`.control` (``pause``, ``resume``, ``terminate``, ``restart``, ``delete``,
+``send-event``), :mod:`.local` (``dev``, ``run``, ``dev-clock``); ``lint`` is
+:mod:`workflows.lint`'s own command. What they share
 (output streams, colour, exit codes) is in :mod:`.console`.
 """
 
@@ -41,6 +42,8 @@ examples:
   workflows instances describe orders order-42   an instance's step timeline
   workflows send-event orders order-42 approved --payload '{"user": "ana"}'
   workflows pause orders order-42                (also resume, terminate, restart)
+  workflows restart orders order-42 --from-step "charge card"
+  workflows delete orders order-42 order-43      an instance's record, journal and wake-ups
   workflows dev-clock advance "2 days"           move the dev server's clock forward
   workflows lint handler/                        check workflow code against the rules
 

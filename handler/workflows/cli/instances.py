@@ -1,4 +1,4 @@
-"""``workflows instances list|describe``, its alias ``workflows status``, and ``trigger``."""
+"""``workflows instances list|describe|step``, its alias ``workflows status``, and ``trigger``."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ def add_commands(commands: Any) -> None:
         [
             "workflows instances list orders --status errored",
             "workflows instances describe orders order-42",
+            'workflows instances step orders order-42 "fetch page" --count 2',
         ],
         None,
     )
@@ -65,6 +66,7 @@ def add_commands(commands: Any) -> None:
             describe_instance,
         )
     )
+    _add_step(family)
     _describe_arguments(
         add_command(
             commands,
@@ -75,6 +77,30 @@ def add_commands(commands: Any) -> None:
         )
     )
     _add_trigger(commands)
+
+
+def _add_step(family: Any) -> None:
+    step = add_command(
+        family,
+        "step",
+        "print one step's whole recorded output as JSON (the timeline leaves out large ones)",
+        [
+            'workflows instances step orders order-42 "charge card"',
+            'workflows instances step orders order-42 "fetch page" --count 2',
+        ],
+        step_output,
+    )
+    step.add_argument("name", metavar="NAME", help="the workflow's registered name")
+    step.add_argument("id", metavar="ID", help="the instance's id")
+    step.add_argument("step", metavar="STEP", help="the step's name")
+    step.add_argument(
+        "--count",
+        type=_occurrence,
+        default=1,
+        metavar="N",
+        help="the step's occurrence: 1 for the first call with its name (default 1)",
+    )
+    add_api_options(step)
 
 
 def _add_trigger(commands: Any) -> None:
@@ -110,6 +136,33 @@ def _page_size(text: str) -> int:
             f"must be a whole number from 1 to {MAX_PAGE}, not {text!r}"
         )
     return size
+
+
+def _occurrence(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number ≥ 1, not {text!r}")
+    return count
+
+
+def step_output(args: argparse.Namespace, console: Console) -> int:
+    """``GET /workflows/{name}/instances/{id}/steps/{step}?count=N``, printed as JSON:
+    ``{name, count, type, status, output}``."""
+    remote = api(args)
+    path = remote.path(
+        "workflows",
+        args.name,
+        "instances",
+        args.id,
+        "steps",
+        args.step,
+        query={"count": args.count},
+    )
+    console.json(remote.request("GET", path).body)
+    return 0
 
 
 def list_instances(args: argparse.Namespace, console: Console) -> int:
