@@ -57,6 +57,8 @@ def _detail(step: dict[str, Any]) -> str:
         awaited = f"awaits {step['event_type']!r}" if step.get("event_type") else ""
         if error:
             return f"{awaited}  {failed}".strip()
+        if step.get("status") == "complete" and step.get("output_truncated"):
+            return f"{awaited} -> (over 64 KiB: workflows instances step shows it)".strip()
         if step.get("status") == "complete":
             return f"{awaited} -> {json.dumps(step.get('output'))[:80]}".strip()
         return awaited
@@ -66,6 +68,8 @@ def _detail(step: dict[str, Any]) -> str:
         return failed or ("undone" if step.get("status") == "complete" else "")
     if error:
         return failed
+    if step.get("output_truncated"):  # left out of the answer for its size
+        return "-> (over 64 KiB: workflows instances step shows it)"
     return f"-> {json.dumps(step.get('output'))[:80]}"
 
 

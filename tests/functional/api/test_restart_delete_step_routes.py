@@ -16,6 +16,7 @@ import pytest
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.entrypoints.api import STEP_OUTPUT_CAP, app
 from workflows.testing import WorkflowTestEnv
+from workflows.text_timeline import render
 
 from .conftest import Api
 
@@ -136,7 +137,8 @@ def test_a_malformed_from_step_is_a_422(api: Api, change: dict[str, Any], says: 
 
 def test_the_status_answer_leaves_out_large_outputs_and_the_step_route_has_them(api: Api) -> None:
     path = waiting(api, "o-1")
-    steps = {(s["name"], s["count"]): s for s in api.request("GET", path).body["steps"]}
+    body = api.request("GET", path).body
+    steps = {(s["name"], s["count"]): s for s in body["steps"]}
 
     # the status answer: a large output is left out and says so; small ones are there
     big = steps[("a/b big", 1)]
@@ -144,6 +146,8 @@ def test_the_status_answer_leaves_out_large_outputs_and_the_step_route_has_them(
     assert len(json.dumps({"blob": BIG})) > STEP_OUTPUT_CAP
     assert (steps[("tick", 2)]["output"], steps[("tick", 2)]["output_truncated"]) == (2, False)
     assert steps[("token", 1)]["output"] == "[REDACTED]"
+    big_line = next(line for line in render(body).splitlines() if "'a/b big'" in line)
+    assert big_line.endswith("-> (over 64 KiB: workflows instances step shows it)")
 
     # the step route: the whole of it, by its percent-encoded name
     answer = api.request("GET", f"{path}/steps/{quote('a/b big', safe='')}")
