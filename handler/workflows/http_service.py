@@ -12,7 +12,7 @@ the API answers                                raised here
 =============================================  ==================================================
 404 unknown_workflow                           :class:`~workflows.UnknownWorkflow`
 404 instance_not_found                         :class:`~workflows.InstanceNotFound`
-404 step_not_found                             ``StepNotFound``
+404 step_not_found                             :class:`~workflows.StepNotFound`
 409 instance_exists                            :class:`~workflows.InstanceAlreadyExists`
 409 invalid_transition                         :class:`~workflows.InvalidTransition`
 409 conflict                                   ``ConcurrentModification``

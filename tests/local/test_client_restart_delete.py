@@ -12,8 +12,7 @@ import pytest
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
 
 from tests.functional.workflows_under_test import Lifecycle
-from workflows import InstanceNotFound, InvalidInput
-from workflows.engine.errors import StepNotFound
+from workflows import InstanceNotFound, InvalidInput, StepNotFound
 from workflows.engine.recorded_steps import StepOutput
 from workflows.local.runtime import LocalRuntime
 from workflows.local.server import make_server

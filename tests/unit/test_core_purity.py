@@ -82,6 +82,7 @@ def test_public_api_is_pinned() -> None:
         "StepFailedError",
         "StepInfo",
         "StepLimitExceeded",
+        "StepNotFound",
         "SystemClock",
         "UnawaitedStepError",
         "UnknownWorkflow",

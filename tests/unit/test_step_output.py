@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from workflows import InvalidInput, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.errors import StepNotFound
+from workflows import InvalidInput, StepNotFound, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 
 from .backends import EnvFactory
 
