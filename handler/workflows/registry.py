@@ -88,7 +88,7 @@ def _cannot_import(module_name: str, exc: ImportError) -> str:
         return f"{said}: its package is there but has no module {missing!r}; check the name"
     folder = _folder_holding(top)
     where = shlex.quote(str(folder)) if folder else f"/path/to/the/folder/holding/{top}"
-    if os.environ.get("PYTHONPATH"):
+    if os.environ.get("PYTHONPATH", ""):
         where += f"{os.pathsep}$PYTHONPATH"
     return (
         f"{said}: {top!r} is neither in the project nor on the Python path. If it lives in a "

@@ -37,11 +37,17 @@ class Orders(WorkflowEntrypoint):
         return f"order of {size}"
 '''
 
+# The artifact's compiled wheels are for the functions' architecture (arm64), so the probe
+# loads the compiled dependencies from this machine's environment first, then everything else
+# (the engine, the user's module, their dependency) from the artifact.
 PROBE = """
 import json, sys
+import pydantic, pydantic_core  # this machine's build; the artifact's may be for arm64
 sys.path[:0] = [sys.argv[1]]
 from workflows.registry import load_workflows
-import humanize  # from the artifact: site-packages are off (-S)
+import humanize, workflows
+assert humanize.__file__.startswith(sys.argv[1]), humanize.__file__
+assert workflows.__file__.startswith(sys.argv[1]), workflows.__file__
 print(json.dumps({name: cls.__module__ for name, cls in load_workflows().items()}))
 """
 
@@ -85,9 +91,10 @@ def test_every_function_carries_the_users_module_and_its_dependency(
 
 def _probe(artifact: Path, workflows: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WORKFLOWS")}
+    env["PYTHONSAFEPATH"] = "1"  # not the working folder's packages either
     env["WORKFLOWS"] = workflows
     return subprocess.run(
-        [sys.executable, "-S", "-c", PROBE, str(artifact)],
+        [sys.executable, "-c", PROBE, str(artifact)],
         env=env,
         capture_output=True,
         text=True,

@@ -56,7 +56,7 @@ _COLOURS = {
 
 def wants_colour(stream: TextIO) -> bool:
     """True when ``stream`` is a terminal and ``NO_COLOR`` is unset or empty."""
-    if os.environ.get("NO_COLOR"):
+    if os.environ.get("NO_COLOR", ""):
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
