@@ -16,11 +16,12 @@ MAX_PAGE = 1000  # the API's largest ?limit=
 
 
 def add_commands(commands: Any) -> None:
-    """Register ``instances list``, ``instances describe``, ``status`` and ``trigger``."""
+    """Register ``instances list``, ``instances describe``, ``instances step``, ``status``
+    and ``trigger``."""
     instances = add_command(
         commands,
         "instances",
-        "list a workflow's instances, or show one instance's timeline",
+        "list a workflow's instances, or show one instance's timeline or one step's output",
         [
             "workflows instances list orders --status errored",
             "workflows instances describe orders order-42",
@@ -29,6 +30,33 @@ def add_commands(commands: Any) -> None:
         None,
     )
     family = instances.add_subparsers(dest="instances_command", required=True, metavar="COMMAND")
+    _add_list(family)
+    _describe_arguments(
+        add_command(
+            family,
+            "describe",
+            "show an instance: its status, output or error, and its step timeline",
+            [
+                "workflows instances describe orders order-42",
+                "workflows instances describe orders order-42 --json",
+            ],
+            describe_instance,
+        )
+    )
+    _add_step(family)
+    _describe_arguments(
+        add_command(
+            commands,
+            "status",
+            "show an instance (the same as workflows instances describe)",
+            ["workflows status orders order-42", "workflows status orders order-42 --json"],
+            describe_instance,
+        )
+    )
+    _add_trigger(commands)
+
+
+def _add_list(family: Any) -> None:
     listing = add_command(
         family,
         "list",
@@ -53,30 +81,6 @@ def add_commands(commands: Any) -> None:
     )
     listing.add_argument("--cursor", help="the cursor printed with the previous page")
     add_api_options(listing, json_help="print the API's answer (instances and cursor) as JSON")
-
-    _describe_arguments(
-        add_command(
-            family,
-            "describe",
-            "show an instance: its status, output or error, and its step timeline",
-            [
-                "workflows instances describe orders order-42",
-                "workflows instances describe orders order-42 --json",
-            ],
-            describe_instance,
-        )
-    )
-    _add_step(family)
-    _describe_arguments(
-        add_command(
-            commands,
-            "status",
-            "show an instance (the same as workflows instances describe)",
-            ["workflows status orders order-42", "workflows status orders order-42 --json"],
-            describe_instance,
-        )
-    )
-    _add_trigger(commands)
 
 
 def _add_step(family: Any) -> None:
