@@ -79,7 +79,10 @@ def chromium() -> tuple[str, str]:
     return paths
 
 
-@pytest.fixture(scope="session")
+# Module-scoped, not session-scoped: a dev server left running holds moto's in-process mock open
+# (every later test would share its AWS state) and the page's polling would keep calling the
+# API resolver from other threads while later tests use it.
+@pytest.fixture(scope="module")
 def dev() -> Iterator[DevApi]:
     workflows = {**load_workflows(EXAMPLES), **BROWSER_WORKFLOWS}
     runtime = LocalRuntime(workflows, env_values=example_env(), out=lambda line: None)
@@ -95,7 +98,7 @@ def dev() -> Iterator[DevApi]:
         runtime.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def session_browser(chromium: tuple[str, str], dev: DevApi) -> Iterator[Browser]:
     browser = Browser.start(dev.url, chromium)
     try:
@@ -112,4 +115,5 @@ def browser(session_browser: Browser) -> Iterator[Browser]:
     session_browser.console_errors()  # start clean
     yield session_browser
     errors = session_browser.console_errors()
+    session_browser.driver.get("about:blank")  # no page polls the dev server between tests
     assert not errors, "console errors:\n" + "\n".join(errors)
