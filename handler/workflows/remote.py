@@ -29,6 +29,7 @@ __all__ = [
     "ApiUnreachable",
     "HttpApi",
     "NoCredentials",
+    "RawAnswer",
     "default_url",
     "is_execute_api",
 ]
@@ -73,6 +74,22 @@ class Answer:
 
     status: int
     body: Any
+
+
+@dataclass(frozen=True)
+class RawAnswer:
+    """Any answer, as it came: status, headers and body bytes (what a proxy passes on)."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A 3xx is the caller's to see: following it would resend a signed request elsewhere."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
 
 
 class HttpApi:
@@ -147,6 +164,32 @@ class HttpApi:
             reason = getattr(exc, "reason", exc)
             hint = " (is `workflows dev` running?)" if self.url == DEFAULT_URL else ""
             raise ApiUnreachable(f"cannot reach {self.url}: {reason}{hint}") from None
+
+    def exchange(
+        self, method: str, target: str, body: bytes | None, headers: dict[str, str]
+    ) -> RawAnswer:
+        """Send one request as given and return its answer unchanged, whatever its status.
+
+        What ``workflows ui`` forwards: ``target`` (a path and query, appended to the base URL)
+        and ``body`` go out as they are, signed like :meth:`request`'s; the status, headers and
+        body come back as the API sent them, a 4xx or 5xx included. Redirects are not followed.
+
+        Raises:
+            ApiUnreachable: no answer (nothing listens there, DNS, timeout).
+            NoCredentials: the request is to be signed and there are no credentials.
+        """
+        url = self.url + target
+        sent = self.signed(method, url, body, headers) if self.sign else dict(headers)
+        req = urllib.request.Request(url, data=body, headers=sent, method=method)
+        opener = urllib.request.build_opener(_NoRedirects)  # per call: it reads the proxy settings
+        try:
+            with opener.open(req, timeout=self.timeout) as response:
+                return RawAnswer(response.status, list(response.headers.items()), response.read())
+        except urllib.error.HTTPError as exc:
+            return RawAnswer(exc.code, list(exc.headers.items()), exc.read())
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise ApiUnreachable(f"cannot reach {self.url}: {reason}") from None
 
     def signed(
         self, method: str, url: str, data: bytes | None, headers: dict[str, str]

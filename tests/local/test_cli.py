@@ -454,6 +454,7 @@ COMMANDS = [
     ["terminate"],
     ["restart"],
     ["send-event"],
+    ["ui"],
     ["lint"],
 ]
 

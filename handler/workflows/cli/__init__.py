@@ -3,7 +3,7 @@
 One module per family of commands: :mod:`.registered` (``list``, ``describe``),
 :mod:`.instances` (``instances list|describe|step``, ``status``, ``trigger``),
 :mod:`.control` (``pause``, ``resume``, ``terminate``, ``restart``, ``delete``,
-``send-event``), :mod:`.local` (``dev``, ``run``, ``dev-clock``); ``lint`` is
+``send-event``), :mod:`.local` (``dev``, ``run``, ``dev-clock``), :mod:`.ui` (``ui``); ``lint`` is
 :mod:`workflows.lint`'s own command. What they share
 (output streams, colour, exit codes) is in :mod:`.console`.
 """
@@ -16,7 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from workflows.remote import ApiError, ApiUnreachable
 
-from . import control, instances, local, registered
+from . import control, instances, local, registered, ui
 from .console import CommandError, Console, Exit, api_error_message
 
 __all__ = ["main"]
@@ -46,6 +46,7 @@ examples:
   workflows delete orders order-42 order-43      an instance's record, journal and wake-ups
   workflows dev-clock advance "2 days"           move the dev server's clock forward
   workflows lint handler/                        check workflow code against the rules
+  workflows ui --url $WORKFLOWS_URL              the dashboard of a deployed stack
 
 Run workflows COMMAND --help for a command's options and examples."""
 
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     registered.add_commands(commands)
     instances.add_commands(commands)
     control.add_commands(commands)
+    ui.add_commands(commands)
     commands.add_parser(
         "lint", help="check workflow code against the rules of Workflows (workflows lint -h)"
     )

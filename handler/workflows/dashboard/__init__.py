@@ -3,7 +3,8 @@
 Static files only (``static/``: one HTML page, ES modules, a style sheet), no build step and
 nothing fetched from elsewhere, so it works offline. The pages call the HTTP API on the origin
 that served them; :func:`~workflows.dashboard.files.dashboard_answer` is what a server calls to
-serve the files themselves (``workflows dev`` at ``/``).
+serve the files themselves (``workflows dev`` at ``/``). :mod:`.ui_server` is ``workflows ui``:
+the same pages for a deployed stack, its API calls forwarded and signed on this machine.
 """
 
 from __future__ import annotations

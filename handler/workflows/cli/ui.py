@@ -1,0 +1,80 @@
+"""``workflows ui``: the dashboard of a deployed stack, on this machine.
+
+The pages are served on 127.0.0.1 and their API calls forwarded to the stack, signed with
+SigV4 from your AWS credentials (see :mod:`workflows.dashboard.ui_server` for what it forwards
+and what it refuses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+from typing import Any
+
+from workflows.remote import HttpApi, NoCredentials, default_url
+
+from .console import CommandError, Console, add_command
+
+__all__ = ["add_commands"]
+
+
+def add_commands(commands: Any) -> None:
+    """Register ``ui``."""
+    ui = add_command(
+        commands,
+        "ui",
+        "open the dashboard of a deployed stack: its pages on 127.0.0.1, the API's calls "
+        "forwarded to the stack and signed with your AWS credentials",
+        [
+            "workflows ui --url https://abc123.execute-api.eu-west-1.amazonaws.com/prod",
+            "WORKFLOWS_URL=https://abc123.execute-api.eu-west-1.amazonaws.com/prod workflows ui",
+            "AWS_PROFILE=ops workflows ui --port 9000",
+            "workflows ui --url http://127.0.0.1:8787    a dev server's API, unsigned",
+        ],
+        serve_ui,
+    )
+    ui.add_argument(
+        "--url",
+        default=None,
+        help="the API's base URL: the stack's ApiUrl output; default WORKFLOWS_URL, else "
+        "http://127.0.0.1:8787 (requests to an execute-api URL are signed with SigV4 from your "
+        "AWS credentials: environment, AWS_PROFILE, SSO, as for the AWS CLI)",
+    )
+    ui.add_argument("--port", type=int, default=None, help="the port on 127.0.0.1; default 8788")
+
+
+def serve_ui(args: argparse.Namespace, console: Console) -> int:
+    """Serve until Ctrl-C or SIGTERM."""
+    from workflows.dashboard.ui_server import DEFAULT_UI_PORT, make_ui_server
+
+    url = args.url or default_url()
+    try:
+        upstream = HttpApi(url)
+    except ValueError as exc:
+        raise CommandError(f"--url: {exc}") from None
+    if upstream.sign:  # no credentials: say so now, not on the first page load
+        try:
+            upstream.signed("GET", f"{upstream.url}/workflows", None, {})
+        except NoCredentials as exc:
+            raise CommandError(str(exc)) from None
+    port = DEFAULT_UI_PORT if args.port is None else args.port
+    try:
+        server = make_ui_server(upstream, port, out=console.data)
+    except OSError as exc:
+        raise CommandError(f"cannot listen on 127.0.0.1:{port}: {exc}") from None
+    say = console.data
+    say(f"workflows ui: the dashboard on {server.url}/")
+    signed = "signed with SigV4 from your AWS credentials" if upstream.sign else "unsigned"
+    say(f"API calls forwarded to {upstream.url} ({signed})")
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        say("stopping")
+    finally:
+        server.server_close()
+    return 0
