@@ -49,6 +49,7 @@ from workflows.engine.transitions import Change
 from . import items as it
 from .cursors import CursorSigner
 from .errors import error_code, translate
+from .journal_writes import off_loop
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -79,12 +80,18 @@ class DynamoStore:
         client: a boto3 DynamoDB client (injected: tests pass one bound to moto).
         table: the table name.
         clock: the time source (TTL stamps).
+        parallel_writes: journal writes a pass awaits run in threads, so that steps finishing
+            together record together (see :mod:`workflows.aws.journal_writes`); False records
+            each one inline, in call order (a harness that numbers every AWS call in order).
     """
 
-    def __init__(self, client: DynamoDBClient, table: str, clock: Clock) -> None:
+    def __init__(
+        self, client: DynamoDBClient, table: str, clock: Clock, *, parallel_writes: bool = True
+    ) -> None:
         self.client = client
         self.table = table
         self.clock = clock
+        self.parallel_writes = parallel_writes
         self.cursors = CursorSigner(client, table)
 
     # --- creating -------------------------------------------------------------------------
@@ -103,9 +110,8 @@ class DynamoStore:
         """Create ``record`` in place of a deleted instance's tombstone, above its version
         and journal generation (a late writer of the deleted instance is never read)."""
         version = it.get_int(tombstone, "version")
-        reborn = dataclasses.replace(
-            record, version=version + 1, generation=it.get_int(tombstone, "generation")
-        )
+        generation = max(record.generation, it.get_int(tombstone, "generation"))
+        reborn = dataclasses.replace(record, version=version + 1, generation=generation)
         try:
             # still that tombstone: nobody created (or deleted) the id meanwhile
             self._put_instance(
@@ -372,6 +378,13 @@ class DynamoStore:
         except _ConditionFailed as lost:
             return self._winner(ref, lost.item, item)
         return entry
+
+    async def record_async(
+        self, ref: InstanceRef, generation: int, entry: JournalEntry
+    ) -> JournalEntry:
+        if not self.parallel_writes:
+            return self.record(ref, generation, entry)
+        return await off_loop(self.record, ref, generation, entry)
 
     def _winner(
         self, ref: InstanceRef, old: dict[str, Any] | None, mine: dict[str, Any]

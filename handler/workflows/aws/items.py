@@ -38,7 +38,8 @@ event and chunk items are written once with ``expires_at`` = write time + JOURNA
 expiry never costs a write per step. An instance alive longer than the horizon minus a year has
 its items' TTL pushed forward when it is next loaded (rare: only instances older than a year).
 Items of a finished instance are unreachable once its instance item expired, and are deleted
-by DynamoDB by their own TTL.
+by DynamoDB by their own TTL: a new instance with the same id starts at a journal generation of
+its own (``first_generation``, its creation time in milliseconds), so it never reads them.
 """
 
 from __future__ import annotations

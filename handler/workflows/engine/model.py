@@ -181,6 +181,21 @@ class InstanceRef:
         return f"{self.workflow}/{self.id}"
 
 
+def first_generation(created_at: float) -> int:
+    """The journal generation a new instance starts in: its creation time in milliseconds.
+
+    An id can be taken again once its instance is gone: deleted (a tombstone then says which
+    generation to start above) or expired by its retention (its instance item goes first; its
+    journal, event and chunk items stay until their own, later TTL). Starting each instance at
+    a generation of its own means a new instance with the id of an expired one never reads
+    the journal that one left. A restart takes the next generations, one claimed write each;
+    an instance can be created with the id again only after the old one finished and its
+    retention (at least a second) passed, by which time it cannot have restarted more times
+    than milliseconds went by.
+    """
+    return max(1, int(created_at * 1000))
+
+
 @dataclass(frozen=True, slots=True)
 class InstanceRecord:
     """The instance item: status and bookkeeping. ``version`` is the signal counter.

@@ -40,6 +40,7 @@ from .model import (
     InstanceStatusView,
     StepInfo,
     event_id,
+    first_generation,
 )
 from .ports import (
     CLAIM_SPAN,
@@ -267,6 +268,7 @@ class InstanceService:
             created_at=now,
             updated_at=now,
             due_at=now + QUEUE_GRACE,
+            generation=first_generation(now),
         )
 
     # --- reading --------------------------------------------------------------------------
