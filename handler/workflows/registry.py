@@ -6,6 +6,12 @@ Globals, from the stack's ``Workflows`` parameter). Unset or empty, nothing is r
 runtime then answers every request for a workflow with an error saying to set it. The bundled
 examples are registered like any other workflows, by the spec ``examples.EXAMPLES``.
 
+Several versions of one workflow: ``orders=app.orders:Orders,orders@1=app.orders_v1:Orders``.
+The entry without ``@`` is the newest (new instances and restarts run it); each
+``name@version`` entry keeps an older version deployed for the instances created on it, and its
+version must be the one its class declares (``version = "1"``). The registry holds the newest
+class under ``orders`` and the older ones under ``orders@1`` (see :mod:`workflows.engine.versions`).
+
 A module that cannot be imported is named in the error with what to do: a module found neither
 in the project nor on the Python path is most often one in a folder of its own, so the error
 shows the ``PYTHONPATH=folder workflows dev`` that finds it; a module that imports something
@@ -22,6 +28,7 @@ from pathlib import Path
 from .engine.entrypoint import WorkflowEntrypoint
 from .engine.errors import ConfigurationError, InvalidInput
 from .engine.limits import check_workflow_name
+from .engine.versions import split_key, version_of
 
 Registry = dict[str, type[WorkflowEntrypoint]]
 
@@ -37,18 +44,54 @@ def load_workflows(spec: str | None = None) -> Registry:
     text = os.environ.get("WORKFLOWS", "") if spec is None else spec
     registry: Registry = {}
     for pair in filter(None, (p.strip() for p in text.split(","))):
-        name, sep, target = pair.partition("=")
+        key, sep, target = pair.partition("=")
         module_name, colon, class_name = target.strip().partition(":")
         if not sep or not colon or not module_name or not class_name:
             raise ConfigurationError(
-                f"WORKFLOWS entry {pair!r} is malformed; write name=module:Class, e.g. "
+                f"WORKFLOWS entry {pair!r} is malformed; write name=module:Class (or "
+                "name@version=module:Class for an older version), e.g. "
                 "orders=my_app.workflows:OrderWorkflow"
             )
+        name, version = split_key(key.strip())
         try:
-            check_workflow_name(name.strip())
+            check_workflow_name(name)
         except InvalidInput as exc:
             raise ConfigurationError(f"WORKFLOWS entry {pair!r}: {exc}") from None
-        registry[name.strip()] = _import_class(module_name, class_name, pair)
+        cls = _import_class(module_name, class_name, pair)
+        if version is not None and version != version_of(cls):
+            raise ConfigurationError(
+                f"WORKFLOWS entry {pair!r}: {module_name}:{class_name} declares version "
+                f"{version_of(cls)!r}, not {version!r}; name the entry {name}@{version_of(cls)} "
+                "or point it at the class of that version"
+            )
+        if key.strip() in registry:
+            raise ConfigurationError(f"WORKFLOWS entry {pair!r}: {key.strip()} is named twice")
+        registry[key.strip()] = cls
+    return check_versions(registry)
+
+
+def check_versions(registry: Registry) -> Registry:
+    """``registry`` once every ``name@version`` entry has a newest entry ``name`` and no
+    version is registered twice.
+
+    Raises:
+        ConfigurationError: naming the entry at fault and what to write instead.
+    """
+    for key in registry:
+        name, version = split_key(key)
+        if version is None:
+            continue
+        newest = registry.get(name)
+        if newest is None:
+            raise ConfigurationError(
+                f"WORKFLOWS entry {key}: there is no entry {name}=module:Class for the newest "
+                f"version of {name}; the entry without @ is the one new instances run"
+            )
+        if version_of(newest) == version:
+            raise ConfigurationError(
+                f"WORKFLOWS entry {key}: version {version} of {name} is also its newest entry "
+                f"({name}={newest.__module__}:{newest.__qualname__}); remove one of them"
+            )
     return registry
 
 

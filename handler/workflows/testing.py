@@ -80,6 +80,7 @@ from .engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
 from .engine.model import InstanceRef, JournalEntry
 from .engine.ports import InstancePage
 from .engine.service import BatchResult, InstanceService
+from .registry import check_versions
 
 __all__ = [
     "Crash",
@@ -378,7 +379,9 @@ class WorkflowTestEnv:
         if backend not in ("memory", "aws"):
             raise ValueError(f"unknown backend {backend!r}; use 'memory' or 'aws'")
         self.backend = backend
-        self.workflows = dict(workflows)
+        # name → newest class, name@version → an older one still deployed; a test may change
+        # it between runs (deploy a version beside another, remove one)
+        self.workflows = check_versions(dict(workflows))
         self.clock = VirtualClock(start)
         values = dict(env or {})
         self.aws: Any = None
@@ -472,6 +475,12 @@ class WorkflowTestEnv:
             f"run_until_idle gave up after {max_invocations:,} invocations; does a workflow "
             "loop forever (e.g. a sleep inside an unbounded loop)?"
         )
+
+    def sweep(self) -> int:
+        """Run the recovery sweep once, as SweepFunction does every 5 minutes: post each
+        instance overdue by more than its margin (a parked one whose retry time passed, say);
+        returns how many. Move the clock first to make them overdue."""
+        return self.service.recover()
 
     def run_once(self, workflow: str, id: str) -> None:
         """Deliver one wake-up to one instance, as one runner invocation."""

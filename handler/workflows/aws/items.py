@@ -301,6 +301,9 @@ def instance_item(record: InstanceRecord) -> tuple[Item, list[Item]]:
         item["pauses"] = pauses_value(record.pauses)
     if record.rollback is not None:
         item["rollback"] = rollback_value(record.rollback)
+    item["workflow_version"] = s(record.workflow_version)
+    if record.status_reason is not None:
+        item["status_reason"] = s(record.status_reason)
     ttl = record.created_at + JOURNAL_HORIZON
     chunks = put_blob(item, "params", record.params, INSTANCE_SK, pk, ttl)
     if record.output is not None:
@@ -362,6 +365,8 @@ def instance_record(item: Item, chunks: dict[str, Item] | None = None) -> Instan
         expires_at=get_n(item, "expires_at"),
         due_at=get_n(item, "due_at"),
         rollback=get_rollback(item),
+        workflow_version=get_s(item, "workflow_version") or "1",  # items before versions: "1"
+        status_reason=get_s(item, "status_reason"),
     )
 
 
@@ -555,4 +560,6 @@ def _attribute(name: str, value: Any) -> dict[str, Any]:
         return rollback_value(value)
     if name == "status":
         return s(InstanceStatus(value).value)
+    if name in ("workflow_version", "status_reason"):
+        return s(str(value))
     return n(value)

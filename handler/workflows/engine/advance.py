@@ -57,6 +57,7 @@ from .transitions import (
     Change,
     EndRollback,
     Finish,
+    Park,
     Pause,
     Settle,
     StartRollback,
@@ -64,6 +65,7 @@ from .transitions import (
     Wait,
     Yield,
 )
+from .versions import PARK_RETRY_SECONDS, class_for, is_registered, not_deployed
 
 log = logging.getLogger("workflows.runner")
 
@@ -211,6 +213,8 @@ class Runner:
                     state = self.store.load(ref)
                     continue
             change = transition.change(record, self.clock.time())
+            if record.status_reason is not None and not isinstance(transition, Park):
+                change = dataclasses.replace(change or Change(release=True), status_reason=None)
             updated = self.store.update(ref, record.version, change or Change(release=True))
             if updated is None:  # something arrived meanwhile: replay with it
                 state = self.store.load(ref)
@@ -240,7 +244,15 @@ class Runner:
             return Settle()
         if record.status is InstanceStatus.WAITING_FOR_PAUSE:
             return Pause(by_runner=True)
+        if self._class_of(record) is None and is_registered(self.workflows, record.workflow):
+            return Park(not_deployed(record.workflow, record.workflow_version), PARK_RETRY_SECONDS)
         return None
+
+    def _class_of(self, record: InstanceRecord) -> type[WorkflowEntrypoint] | None:
+        """The class of the version ``record`` was created on, if it is registered."""
+        found: type[WorkflowEntrypoint] | None
+        found = class_for(self.workflows, record.workflow, record.workflow_version)
+        return found
 
     def _transition_for(self, outcome: Outcome, record: InstanceRecord) -> Transition | None:
         retention = self._retention_of(record.workflow)
@@ -289,7 +301,7 @@ class Runner:
         result: AdvanceResult,
     ) -> Outcome:
         record = state.record
-        workflow_cls = self.workflows.get(record.workflow)
+        workflow_cls = self._class_of(record)
         if workflow_cls is None:
             return Failed(
                 ErrorInfo(

@@ -8,10 +8,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .durations import Duration
-from .errors import EventMutationError
+from .errors import EventMutationError, InvalidWorkflowError
 from .frozen import _RULE, freeze
 from .logs import logger_name
 from .retention import parse_retention
+from .versions import DEFAULT_VERSION, VERSION_PATTERN
 
 if TYPE_CHECKING:
     from .step import WorkflowStep
@@ -115,10 +116,17 @@ class WorkflowEntrypoint:
             once it is errored or terminated; a key left out (or no ``retention``) takes the
             runtime's retention (``RetentionDays`` in the template). A bad value raises
             :class:`~workflows.engine.errors.InvalidWorkflowError` when the class is defined.
+        version: which version of the workflow this class is (a string, default ``"1"``;
+            letters, digits, ``.``, ``_`` and ``-``, up to 64 characters). An instance is
+            always replayed by the class of the version it was created with; bump it for a
+            change that reorders, renames or removes steps and keep the old class registered
+            as ``name@version`` until no instance runs on it (see the README's "Versions and
+            safe deploys").
     """
 
     max_steps: ClassVar[int] = DEFAULT_MAX_STEPS
     retention: ClassVar[Mapping[str, Duration] | None] = None
+    version: ClassVar[str] = DEFAULT_VERSION
 
     env: Env
     logger: logging.Logger | logging.LoggerAdapter[logging.Logger]
@@ -129,6 +137,8 @@ class WorkflowEntrypoint:
         super().__init_subclass__(**kwargs)
         if "retention" in cls.__dict__:  # checked where it is written, not when it first ends
             parse_retention(cls.retention, 0.0, f"class {cls.__module__}.{cls.__qualname__}")
+        if "version" in cls.__dict__:
+            _check_version(cls)
 
     def __init__(self, env: Env | None = None) -> None:
         self.env = env if env is not None else Env()
@@ -137,3 +147,13 @@ class WorkflowEntrypoint:
     async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
         """The workflow's body. Override it."""
         raise NotImplementedError(f"{type(self).__name__} must implement async def run()")
+
+
+def _check_version(cls: type[WorkflowEntrypoint]) -> None:
+    version = cls.__dict__["version"]
+    if not isinstance(version, str) or not VERSION_PATTERN.match(version):
+        raise InvalidWorkflowError(
+            f"workflow class {cls.__module__}.{cls.__qualname__}: version must be a string of "
+            "1 to 64 letters, digits, '.', '_' or '-' (not starting with '.' or '-'), like "
+            f"'2' or '2024-06', got {version!r}"
+        )

@@ -226,6 +226,8 @@ class InstanceRecord:
     expires_at: float | None = None
     due_at: float | None = None  # see workflows.engine.recovery
     rollback: RollbackInfo | None = None  # set once the instance rolls back (see transitions)
+    workflow_version: str = "1"  # the class version it was created on (see engine.versions)
+    status_reason: str | None = None  # why it does not move on, e.g. its version is not deployed
 
     @property
     def ref(self) -> InstanceRef:
@@ -470,6 +472,8 @@ class InstanceStatusView:
     finished_at: float | None = None
     wake_at: float | None = None
     rollback: RollbackInfo | None = None
+    workflow_version: str = "1"
+    status_reason: str | None = None
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -486,6 +490,8 @@ class InstanceStatusView:
             "wake_at": iso(self.wake_at),
             "steps": [step.to_dict() for step in self.steps],
             "rollback": self.rollback.to_dict() if self.rollback else None,
+            "workflow_version": self.workflow_version,
+            "status_reason": self.status_reason,
         }
 
     @classmethod
@@ -503,6 +509,8 @@ class InstanceStatusView:
             finished_at=_epoch(shown.get("finished")),
             wake_at=_epoch(shown.get("wake_at")),
             rollback=RollbackInfo.from_dict(shown.get("rollback")),
+            workflow_version=str(shown.get("workflow_version") or "1"),
+            status_reason=shown.get("status_reason"),
         )
 
 

@@ -65,6 +65,7 @@ from .transitions import (
     TerminateWithRollback,
     Transition,
 )
+from .versions import is_registered, newest_version, workflow_names
 
 log = logging.getLogger("workflows.service")
 
@@ -165,10 +166,10 @@ class InstanceService:
             raise UnknownWorkflow(
                 f"no workflow is registered as {workflow!r}: {NOTHING_REGISTERED}"
             )
-        if workflow not in self.workflows:
+        if not is_registered(self.workflows, workflow):
             raise UnknownWorkflow(
                 f"no workflow is registered as {workflow!r}; registered: "
-                f"{', '.join(sorted(self.workflows))}"
+                f"{', '.join(workflow_names(self.workflows))}"
             )
         return workflow
 
@@ -269,6 +270,7 @@ class InstanceService:
             updated_at=now,
             due_at=now + QUEUE_GRACE,
             generation=first_generation(now),
+            workflow_version=newest_version(self.workflows, workflow),
         )
 
     # --- reading --------------------------------------------------------------------------
@@ -293,6 +295,8 @@ class InstanceService:
             finished_at=record.finished_at,
             wake_at=record.wake_at,
             rollback=record.rollback.shown(record.status in FINISHED) if record.rollback else None,
+            workflow_version=record.workflow_version,
+            status_reason=record.status_reason,
         )
 
     def _timeline(self, state: InstanceState) -> list[StepInfo]:
@@ -430,7 +434,8 @@ class InstanceService:
             if kept:
                 self.store.seed_generation(ref, claimed, kept.entries, kept.events)
             now = self.clock.time()
-            change = Restart(claimed).change(record, now) or Change()
+            newest = newest_version(self.workflows, ref.workflow)  # a restart runs the newest
+            change = Restart(claimed, newest).change(record, now) or Change()
             updated = self.store.update(ref, record.version, change)
             if updated is not None:
                 self._post(lambda: self.scheduler.cancel(ref), ref)  # a stale wake-up is harmless

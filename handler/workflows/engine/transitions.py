@@ -26,6 +26,8 @@ Wait                   running                   waiting              runner; a 
 Yield                  running                   running              runner; out of time or
                                                                       passes, work re-posted
 Settle                 paused, finished          (unchanged)          runner; lets the lease go
+Park                   running                   (unchanged)          runner; the instance's version
+                                                                      is not registered
 Pause                  queued, running,          paused               API, or the runner when it
                        waiting, waitingForPause                       stops (nothing running)
                        running (leased)          waitingForPause      API; a runner is busy
@@ -97,6 +99,8 @@ class Change:
     pauses: tuple[tuple[float, float], ...] | _Keep = KEEP
     due_at: float | _Keep | None = KEEP
     rollback: RollbackInfo | _Keep | None = KEEP
+    workflow_version: str | _Keep = KEEP
+    status_reason: str | _Keep | None = KEEP
     release: bool = False
 
     def values(self) -> dict[str, Any]:
@@ -225,6 +229,19 @@ class Yield:
 
 
 @dataclass(frozen=True, slots=True)
+class Park:
+    """The instance's workflow version is not registered: it is not replayed, not failed. It
+    keeps its status, says why (``status_reason``) and is due again ``retry`` seconds later, so
+    the recovery sweep posts it once more and it continues once that version is deployed."""
+
+    reason: str
+    retry: float
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        return Change(status_reason=self.reason, due_at=now + self.retry, release=True)
+
+
+@dataclass(frozen=True, slots=True)
 class Settle:
     """A paused or finished instance the runner found: only its lease is let go."""
 
@@ -338,6 +355,7 @@ class Restart:
     step has already seeded with the results it keeps."""
 
     generation: int | None = None
+    workflow_version: str | None = None  # the newest registered: a restart runs on it
 
     def change(self, record: InstanceRecord, now: float) -> Change | None:
         if self.generation is not None and self.generation <= record.generation:
@@ -358,4 +376,6 @@ class Restart:
             due_at=now + QUEUE_GRACE,
             updated_at=now,
             rollback=None,
+            workflow_version=self.workflow_version or record.workflow_version,
+            status_reason=None,
         )

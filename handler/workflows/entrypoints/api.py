@@ -84,6 +84,7 @@ from workflows.engine.errors import (
 from workflows.engine.limits import check_id
 from workflows.engine.model import InstanceRef, InstanceStatus
 from workflows.engine.service import InstanceService
+from workflows.engine.versions import workflow_names
 from workflows.observability import logger
 from workflows.registry import load_workflows
 
@@ -259,7 +260,7 @@ def list_workflows() -> WorkflowList:
     workflows = _runtime().workflows
     if not workflows:
         raise ConfigurationError(NOTHING_REGISTERED)
-    return WorkflowList(workflows=sorted(workflows))
+    return WorkflowList(workflows=workflow_names(workflows))  # orders@1 is a version of orders
 
 
 @_route(

@@ -436,6 +436,16 @@ class InstanceDetails(BaseModel):
             "registered, or a terminate with rollback); each rollback is also a step row."
         ),
     )
+    workflow_version: str = Field(
+        default="1", description="The workflow version the instance runs on (its class's)."
+    )
+    status_reason: str | None = Field(
+        default=None,
+        description=(
+            "Why the instance does not move on, when something outside it holds it: e.g. "
+            "'version 1 of orders is not deployed' (it continues once that version is)."
+        ),
+    )
 
 
 class EventAccepted(BaseModel):
