@@ -383,3 +383,61 @@ def test_a_rolled_back_instance_shows_its_rollback_row_and_how_it_went(
     rollback = browser.text(".data .rollback")
     assert "complete; the instance ends errored" in rollback
     browser.screenshot("instance-rolled-back")
+
+
+def test_a_workflows_diagram_is_drawn_from_its_source(browser: Browser) -> None:
+    # WHEN the diagram of the fulfilment workflow is opened from its card
+    browser.open("#/")
+    browser.find('[data-workflow="fulfilment"] a.card-link').click()
+    browser.find("svg.diagram")
+
+    # THEN every step of its run() is a box, in source order, with what it waits for
+    steps = browser.script(
+        "return [...document.querySelectorAll('svg.diagram g.d-step')].map(g => "
+        "[g.dataset.method, g.dataset.step])"
+    )
+    assert steps == [
+        ["do", "load order"],
+        ["do", "book courier"],
+        ["sleep", "wait for the van"],
+        ["do", "reserve {item}"],
+        ["do", "email customer"],
+        ["do", "print label"],
+        ["do", "charge card"],
+        ["do", "cancel order"],
+        ["wait_for_event", "delivered"],
+    ]
+    box = 'svg.diagram g.d-step[data-step="{}"] .d-detail'
+    assert browser.text(box.format("delivered")).startswith('wait for event · type "delivered"')
+    assert browser.text(box.format("wait for the van")) == "sleep · 1 hour"
+    assert "↩ self.release" in browser.text(box.format("reserve {item}"))
+    # AND the branch, the loop, the gather and the try hold the steps they hold
+    shapes = browser.script(
+        "return [...document.querySelectorAll('svg.diagram [data-kind]')].map(g => [g.dataset.kind,"
+        " [...g.querySelectorAll('g.d-step')].map(s => s.dataset.step)])"
+    )
+    assert shapes == [
+        ["branch", ["book courier", "wait for the van"]],
+        ["loop", ["reserve {item}"]],
+        ["parallel", ["email customer", "print label"]],
+        ["try", ["charge card", "cancel order"]],
+    ]
+    paths = browser.script(
+        "return [...document.querySelectorAll('svg.diagram g.d-path')].map(p => p.dataset.path)"
+    )
+    assert paths == ["if order['express']", "else", "", "", "try", "except StepFailedError"]
+    assert "FulfilmentWorkflow in tests.browser.workflows" in browser.text(".diagram-about")
+    # AND it fits its frame: nothing drawn outside the picture
+    inside = browser.script(
+        "const svg = document.querySelector('svg.diagram'); const box = svg.getBBox();"
+        "return box.x >= 0 && box.y >= 0 && box.x + box.width <= svg.width.baseVal.value"
+        " && box.y + box.height <= svg.height.baseVal.value"
+    )
+    assert inside
+    browser.screenshot("diagram")
+
+    # WHEN its outline is opened: the same steps, as a list for reading
+    browser.find(".diagram-outline summary").click()
+    assert "load order do · retries 3 × 1 second, timeout 30 seconds" in browser.text(
+        ".diagram-outline"
+    )

@@ -85,3 +85,42 @@ def test_the_api_keeps_its_paths(dev: DevHttp) -> None:
     reply = connection.request("POST", "/")
     assert reply.status == 404
     assert reply.error["message"] == "no route POST /; see /docs for the API"
+
+
+# --- the diagram route -------------------------------------------------------------------------
+
+
+def test_a_registered_workflows_diagram_is_served_as_json(dev: DevHttp) -> None:
+    # WHEN the diagram of the subscription example is asked for
+    reply = dev.connect().request("GET", "/_dashboard/workflows/subscription/diagram")
+
+    # THEN it is its run()'s steps, from its source, in order
+    assert reply.status == 200, reply
+    assert reply.headers["content-type"] == "application/json"
+    diagram = reply.json()
+    assert (diagram["workflow"], diagram["class_name"]) == ("subscription", "SubscriptionWorkflow")
+    assert diagram["module"] == "examples.showcase" and diagram["steps"] == 3
+    steps = [(node["method"], node["label"]) for node in diagram["nodes"]]
+    assert steps == [("do", "charge {customer}"), ("sleep", "cool down"),
+                     ("wait_for_event", "approval")]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("/_dashboard/workflows/never-registered/diagram", "unknown_workflow"),
+        ("/_dashboard/workflows/subscription", "not_found"),
+        ("/_dashboard/anything", "not_found"),
+    ],
+)
+def test_a_diagram_of_nothing_registered_is_a_json_404(dev: DevHttp, path: str, code: str) -> None:
+    reply = dev.connect().request("GET", path)
+    assert reply.status == 404, reply
+    assert reply.error["code"] == code
+
+
+def test_the_diagram_route_takes_only_get(dev: DevHttp) -> None:
+    # a POST is not the dashboard's: the API answers it, in its own words
+    reply = dev.connect().request("POST", "/_dashboard/workflows/subscription/diagram", {})
+    assert reply.status == 404
+    assert reply.error["message"].startswith("no route POST /_dashboard/")

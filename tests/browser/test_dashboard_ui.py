@@ -83,3 +83,16 @@ def test_an_instance_seen_and_completed_through_workflows_ui(
     assert dev.instance("gate", "through-ui")["output"] == {"opened_by": "ui"}
     forwarded = "POST /workflows/gate/instances/through-ui/events/go -> 202"
     assert any(line.startswith(forwarded) for line in ui.lines), ui.lines
+
+
+def test_a_diagram_without_the_workflows_source_here_says_how_to_get_it(browser: Browser) -> None:
+    # GIVEN a ui started without WORKFLOWS: it has no workflow's source
+    browser.expect_failure("/_dashboard/workflows/gate/diagram")  # the 404 it answers
+
+    # WHEN a workflow's diagram is opened
+    browser.open("#/workflows/gate/diagram")
+
+    # THEN the page shows the ui's answer, which says what to set, and draws nothing
+    browser.wait_text(".problem .api-error", "start workflows ui with WORKFLOWS=name=module:Class")
+    assert browser.text(".problem .problem-code") == "404 unknown_workflow"
+    assert not browser.all("svg.diagram")

@@ -1,10 +1,18 @@
-"""Workflows the browser tests open: a long one, one that waits at a gate, one rolled back."""
+"""Workflows the browser tests open: a long one, one that waits at a gate, one rolled back, and
+one of every shape for the diagram."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from workflows import NonRetryableError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from workflows import (
+    NonRetryableError,
+    StepFailedError,
+    WorkflowEntrypoint,
+    WorkflowEvent,
+    WorkflowStep,
+)
 
 MANY_STEPS = 1_000
 
@@ -43,8 +51,39 @@ class RefundedWorkflow(WorkflowEntrypoint):
         await step.do("credit", credit)
 
 
+class FulfilmentWorkflow(WorkflowEntrypoint):
+    """An order shipped: a branch, a loop, a gather, a try, a sleep, an event wait, a rollback."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        order = await step.do(
+            "load order",
+            {"retries": {"limit": 3, "delay": "1 second"}, "timeout": "30 seconds"},
+            lambda: {"items": ["mug", "poster"], "express": event.payload.get("express", False)},
+        )
+        if order["express"]:
+            await step.do("book courier", lambda: "courier")
+        else:
+            await step.sleep("wait for the van", "1 hour")
+        for item in order["items"]:
+            await step.do(f"reserve {item}", lambda: True, rollback=self.release)
+        await asyncio.gather(
+            step.do("email customer", lambda: "sent"),
+            step.do("print label", lambda: "printed"),
+        )
+        try:
+            await step.do("charge card", lambda: "charged")
+        except StepFailedError:
+            await step.do("cancel order", lambda: "cancelled")
+            raise
+        return await step.wait_for_event("delivered", type="delivered", timeout="7 days")
+
+    def release(self, ctx: Any, output: Any, error: Any) -> None:
+        """Nothing reserved for real: the diagram only shows that the step has a rollback."""
+
+
 BROWSER_WORKFLOWS: dict[str, type[WorkflowEntrypoint]] = {
     "many-steps": ManyStepsWorkflow,
     "gate": GateWorkflow,
     "refunded": RefundedWorkflow,
+    "fulfilment": FulfilmentWorkflow,
 }

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from examples import EXAMPLES
 from tests.unit.http_recorder import Recorder, recording_server
 from tests.unit.test_sigv4 import (
     ACCESS_KEY,
@@ -28,19 +29,20 @@ from tests.unit.test_sigv4 import (
 from workflows.cli import main
 from workflows.cli.console import Console
 from workflows.dashboard.ui_server import MAX_BODY, UiServer, make_ui_server, serve_in_background
+from workflows.registry import Registry, load_workflows
 from workflows.remote import HttpApi
 
-from .test_cli import nothing_listens, workflows_script
+from .test_cli import ROOT, nothing_listens, workflows_script
 from .wire import Connection, DevHttp, Reply, dev_http
 
 JSON = (("Content-Type", "application/json"),)
 
 
 @contextmanager
-def ui_for(upstream: HttpApi) -> Iterator[UiServer]:
+def ui_for(upstream: HttpApi, workflows: Registry | None = None) -> Iterator[UiServer]:
     """`workflows ui` in this process on a free port, forwarding to ``upstream``."""
     lines: list[str] = []
-    server = make_ui_server(upstream, 0, out=lines.append)
+    server = make_ui_server(upstream, 0, workflows=workflows, out=lines.append)
     serve_in_background(server)
     try:
         yield server
@@ -272,6 +274,33 @@ def test_the_stage_of_the_apis_url_is_the_same_route(recorder: Recorder) -> None
     assert targets == ["/prod/workflows", "/prod/workflows?limit=2", "/prod/openapi.json"]
 
 
+# --- diagrams ---------------------------------------------------------------------------------
+
+
+def test_the_ui_draws_the_diagrams_of_the_workflows_registered_where_it_runs(
+    recorder: Recorder,
+) -> None:
+    # GIVEN a ui started where WORKFLOWS names the examples
+    with ui_for(HttpApi(recorder.url), load_workflows(EXAMPLES)) as ui:
+        # WHEN the dashboard asks for a diagram
+        reply = send(ui, "GET", "/_dashboard/workflows/subscription/diagram")
+
+    # THEN the ui draws it from the source itself: the stack is not asked
+    assert reply.status == 200
+    assert reply.json()["class_name"] == "SubscriptionWorkflow" and reply.json()["steps"] == 3
+    assert recorder.requests == []
+
+
+def test_without_the_workflows_source_a_diagram_is_a_404_saying_how_to_get_it(
+    recorder: Recorder,
+) -> None:
+    with ui_for(HttpApi(recorder.url)) as ui:
+        reply = send(ui, "GET", "/_dashboard/workflows/subscription/diagram")
+    assert reply.status == 404 and reply.error["code"] == "unknown_workflow"
+    assert "start workflows ui with WORKFLOWS=name=module:Class" in reply.error["message"]
+    assert recorder.requests == []
+
+
 # --- signing -----------------------------------------------------------------------------------
 
 
@@ -344,20 +373,28 @@ def test_workflows_ui_serves_until_stopped_and_says_where(dev: DevHttp) -> None:
     port = nothing_listens().rsplit(":", 1)[1]
     process = subprocess.Popen(
         [workflows_script(), "ui", "--port", port, "--url", f"http://127.0.0.1:{dev.port}"],
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        cwd=ROOT,
+        env={**os.environ, "WORKFLOWS": EXAMPLES, "PYTHONUNBUFFERED": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     assert process.stdout is not None
     try:
-        banner = [process.stdout.readline(), process.stdout.readline()]
-        # THEN it says where the dashboard is and where the calls go, unsigned
+        banner = [process.stdout.readline() for _ in range(3)]
+        # THEN it says where the dashboard is, where the calls go (unsigned), and whose
+        # diagrams it draws
         assert f"http://127.0.0.1:{port}/" in banner[0], banner
         assert f"http://127.0.0.1:{dev.port} (unsigned)" in banner[1], banner
-        # AND the page and the API answer there
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/workflows", timeout=30) as answer:
+        assert banner[2].startswith("diagrams drawn from the source of: "), banner
+        assert "subscription" in banner[2]
+        # AND the API and the diagrams answer there
+        url = f"http://127.0.0.1:{port}"
+        with urllib.request.urlopen(f"{url}/workflows", timeout=30) as answer:
             assert "subscription" in json.loads(answer.read())["workflows"]
+        diagram = f"{url}/_dashboard/workflows/subscription/diagram"
+        with urllib.request.urlopen(diagram, timeout=30) as answer:
+            assert json.loads(answer.read())["steps"] == 3
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0

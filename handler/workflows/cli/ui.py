@@ -2,7 +2,8 @@
 
 The pages are served on 127.0.0.1 and their API calls forwarded to the stack, signed with
 SigV4 from your AWS credentials (see :mod:`workflows.dashboard.ui_server` for what it forwards
-and what it refuses).
+and what it refuses). The workflows ``WORKFLOWS`` names, when it is set here, give their
+diagrams: a diagram is drawn from a workflow's source, which the deployed API does not serve.
 """
 
 from __future__ import annotations
@@ -57,15 +58,17 @@ def serve_ui(args: argparse.Namespace, console: Console) -> int:
             upstream.signed("GET", f"{upstream.url}/workflows", None, {})
         except NoCredentials as exc:
             raise CommandError(str(exc)) from None
+    workflows, sources = _local_sources()
     port = DEFAULT_UI_PORT if args.port is None else args.port
     try:
-        server = make_ui_server(upstream, port, out=console.data)
+        server = make_ui_server(upstream, port, workflows=workflows, out=console.data)
     except OSError as exc:
         raise CommandError(f"cannot listen on 127.0.0.1:{port}: {exc}") from None
     say = console.data
     say(f"workflows ui: the dashboard on {server.url}/")
     signed = "signed with SigV4 from your AWS credentials" if upstream.sign else "unsigned"
     say(f"API calls forwarded to {upstream.url} ({signed})")
+    say(sources)
 
     def stop(*_: object) -> None:
         raise KeyboardInterrupt
@@ -78,3 +81,20 @@ def serve_ui(args: argparse.Namespace, console: Console) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _local_sources() -> tuple[dict[str, Any], str]:
+    """The workflows ``WORKFLOWS`` names here (for their diagrams), and a line saying so."""
+    from workflows.engine.errors import ConfigurationError
+    from workflows.registry import load_workflows
+
+    try:
+        workflows = load_workflows()
+    except ConfigurationError as exc:
+        return {}, f"no diagrams: {exc}"
+    if not workflows:
+        return {}, (
+            "no diagrams: they are drawn from the workflows' source; set WORKFLOWS (and "
+            "PYTHONPATH) here as for workflows dev to see them"
+        )
+    return dict(workflows), f"diagrams drawn from the source of: {', '.join(sorted(workflows))}"

@@ -2,13 +2,15 @@
 
 Static files only (``static/``: one HTML page, ES modules, a style sheet), no build step and
 nothing fetched from elsewhere, so it works offline. The pages call the HTTP API on the origin
-that served them; :func:`~workflows.dashboard.files.dashboard_answer` is what a server calls to
-serve the files themselves (``workflows dev`` at ``/``). :mod:`.ui_server` is ``workflows ui``:
-the same pages for a deployed stack, its API calls forwarded and signed on this machine.
+that served them. :func:`~workflows.dashboard.routes.dashboard_answer` is what a server calls
+to serve the files and the workflows' diagrams (:mod:`.diagram`, drawn from their source);
+``workflows dev`` serves them at ``/``. :mod:`.ui_server` is ``workflows ui``: the same pages
+for a deployed stack, its API calls forwarded and signed on this machine.
 """
 
 from __future__ import annotations
 
-from .files import ASSET_PREFIX, dashboard_answer
+from .files import ASSET_PREFIX
+from .routes import dashboard_answer
 
 __all__ = ["ASSET_PREFIX", "dashboard_answer"]

@@ -16,7 +16,7 @@ from functools import cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 
-__all__ = ["ASSET_PREFIX", "Answer", "dashboard_answer"]
+__all__ = ["ASSET_PREFIX", "Answer", "file_answer", "json_answer"]
 
 ASSET_PREFIX = "/dashboard/"
 Answer = tuple[int, dict[str, str], bytes]
@@ -41,8 +41,8 @@ _COMMON = {
 }
 
 
-def dashboard_answer(method: str, path: str) -> Answer | None:
-    """The answer to a request for the dashboard, or None when the request is the API's.
+def file_answer(method: str, path: str) -> Answer | None:
+    """The answer to a request for one of the dashboard's files, or None when it is not one.
 
     Args:
         method: the request method; only GET and HEAD are the dashboard's.
@@ -76,8 +76,12 @@ def _file(name: str) -> Answer:
 def _not_found(path: str) -> Answer:
     shown = path if len(path) <= 120 else path[:120] + "…"
     message = f"no dashboard file {shown}; open the dashboard at / (the API is under /workflows)"
-    body = {"error": {"code": "not_found", "message": message}}
-    return 404, {"Content-Type": "application/json", **_COMMON}, json.dumps(body).encode()
+    return json_answer(404, {"error": {"code": "not_found", "message": message}})
+
+
+def json_answer(status: int, body: object) -> Answer:
+    """An answer of the dashboard's own in JSON (an error in the API's shape, a diagram)."""
+    return status, {"Content-Type": "application/json", **_COMMON}, json.dumps(body).encode()
 
 
 @cache

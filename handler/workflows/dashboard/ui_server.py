@@ -39,7 +39,7 @@ from urllib.parse import unquote, urlsplit
 from workflows.local.framing import FramingError, declared_length, read_body, too_large
 from workflows.remote import ApiUnreachable, HttpApi, NoCredentials
 
-from .files import dashboard_answer
+from .routes import dashboard_answer
 
 __all__ = ["DEFAULT_UI_PORT", "MAX_BODY", "UiServer", "make_ui_server", "serve_in_background"]
 
@@ -136,7 +136,7 @@ class UiRequestHandler(BaseHTTPRequestHandler):
             body = read_body(self.headers, self.rfile, MAX_BODY)
             path, query = self._target()
             self._check_host()
-            if page := dashboard_answer(self.command, path):
+            if page := dashboard_answer(self.command, path, self.server.workflows):
                 self._send(*page)
                 return
             api_path = self._api_path(path)

@@ -12,8 +12,9 @@ Every answer the server makes itself — a malformed request line, an unusable
 can send gets a 4xx. A method the API does not route (``FOO``, ``TRACE``) is the API's to answer
 (405 naming the allowed methods, or 404), not ``http.server``'s HTML 501.
 
-A GET or HEAD of ``/`` or ``/dashboard/<file>`` is the dashboard's (:mod:`workflows.dashboard`):
-its page and files, or a 404 in the API's shape; every other request goes to the API.
+A GET or HEAD of ``/``, ``/dashboard/<file>`` or ``/_dashboard/...`` is the dashboard's
+(:mod:`workflows.dashboard`): its page and files, a workflow's diagram, or a 404 in the API's
+shape; every other request goes to the API.
 """
 
 from __future__ import annotations
@@ -172,7 +173,8 @@ class DevRequestHandler(BaseHTTPRequestHandler):
             )
             return
         split = urlsplit(self.path)
-        if page := dashboard_answer(self.command, split.path or "/"):  # the dashboard, at /
+        path = split.path or "/"
+        if page := dashboard_answer(self.command, path, self.server.runtime.workflows):
             self._send(*page)
             return
         query = parse_qsl(split.query, keep_blank_values=True)

@@ -59,6 +59,8 @@ export const paths = {
   instance: (name, id) => `/workflows/${enc(name)}/instances/${enc(id)}`,
   status: (name, id) => `/workflows/${enc(name)}/instances/${enc(id)}/status`,
   event: (name, id, type) => `/workflows/${enc(name)}/instances/${enc(id)}/events/${enc(type)}`,
+  // served by workflows dev and workflows ui, not by the deployed API: drawn from the source
+  diagram: (name) => `/_dashboard/workflows/${enc(name)}/diagram`,
 };
 
 /** Instance statuses, in the order the pages list them. */

@@ -36,7 +36,10 @@ export function renderInstances(main, workflow, params) {
   const pageNote = h("span", { class: "muted page-note" }, "\u00a0");
 
   main.append(
-    h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, "Instances of ", h("span", { class: "mono" }, workflow))),
+    h("div", { class: "page-head" },
+      h("h1", { tabindex: "-1" }, "Instances of ", h("span", { class: "mono" }, workflow)),
+      link(`${routeTo(workflow)}/diagram`, "Diagram"),
+    ),
     h("div", { class: "toolbar" },
       h("label", null, "Status ", filter),
       h("form", { class: "search", role: "search", onsubmit: find }, h("label", { for: "id-search" }, "Find by id "), search, h("button", { type: "submit" }, "Open")),

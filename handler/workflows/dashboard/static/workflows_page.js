@@ -47,7 +47,8 @@ export function renderWorkflows(main) {
 function card(name) {
   const about = h("p", { class: "about" }, "\u00a0");
   const counts = h("p", { class: "counts" }, h("span", { class: "muted" }, "counting…"));
-  const node = h("li", { class: "card", "data-workflow": name }, h("h2", null, link(routeTo(name), name)), about, counts);
+  const heading = h("h2", null, link(routeTo(name), name), " ", h("a", { class: "card-link", href: `${routeTo(name)}/diagram` }, "diagram"));
+  const node = h("li", { class: "card", "data-workflow": name }, heading, about, counts);
   async function fill() {
     let details;
     try {
