@@ -423,3 +423,29 @@ def test_workflows_ui_without_credentials_for_a_stack_exits_2_saying_how_to_set_
 
 def io_console() -> tuple[io.StringIO, io.StringIO]:
     return io.StringIO(), io.StringIO()
+
+
+def test_workflows_dev_names_its_dashboard_in_its_banner() -> None:
+    # GIVEN workflows dev started on a free port
+    port = nothing_listens().rsplit(":", 1)[1]
+    process = subprocess.Popen(
+        [workflows_script(), "dev", "--port", port],
+        cwd=ROOT,
+        env={**os.environ, "WORKFLOWS": EXAMPLES, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    try:
+        # THEN the line after "listening on" is the dashboard's address, and it serves the page
+        lines = [process.stdout.readline()]
+        while "listening on" not in lines[-1] and lines[-1]:
+            lines.append(process.stdout.readline())
+        dashboard = process.stdout.readline()
+        assert dashboard.startswith(f"dashboard: http://127.0.0.1:{port}/ "), [*lines, dashboard]
+        with urllib.request.urlopen(dashboard.split()[1], timeout=30) as page:
+            assert page.headers["Content-Type"].startswith("text/html")
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)

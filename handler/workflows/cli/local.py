@@ -122,7 +122,9 @@ def serve(args: argparse.Namespace, console: Console) -> int:
         runtime.close()
         raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc}") from None
     say = console.data
-    say(f"workflows dev listening on http://{args.host}:{server.server_address[1]}")
+    url = f"http://{args.host}:{server.server_address[1]}"
+    say(f"workflows dev listening on {url}")
+    say(f"dashboard: {url}/ (instances, step timelines, controls, diagrams)")
     say(f"registered workflows: {', '.join(sorted(workflows))}")
     say("embedded AWS: moto (DynamoDB, SQS, EventBridge Scheduler) provisioned from template.yaml")
     if not args.real_time:
