@@ -10,6 +10,7 @@ BENCHMARKS = [
     "bench.engine_bench",
     "bench.lint_bench",
     "bench.dynamodb_bench",
+    "bench.latency_bench",
     "bench.dashboard_bench",
 ]
 ROOT = Path(__file__).resolve().parent.parent

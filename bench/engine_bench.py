@@ -51,7 +51,7 @@ def measure(n: int, sync: bool) -> tuple[float, float]:
     state = env.store.load(InstanceRef("seq", "bench"))
     assert state.record.status == "complete"
 
-    def never(_: Any) -> Any:
+    async def never(_: Any) -> Any:
         raise AssertionError("replay must not write")
 
     best = float("inf")

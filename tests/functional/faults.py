@@ -11,6 +11,7 @@ A fault is armed for one operation (``dynamodb.PutItem``) and fires on its next 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +37,8 @@ class Faults:
     clients: list[Any]
     armed: list[_Armed] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
-    _last: dict[str, Any] = field(default_factory=dict)
+    # journal writes go out from several threads at once (see workflows.aws.journal_writes)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def on(cls, runtime: Any) -> Faults:
@@ -58,6 +60,12 @@ class Faults:
         return self.calls.count(operation)
 
     def _take(self, operation: str, params: dict[str, Any], kinds: tuple[str, ...]) -> str | None:
+        with self._lock:
+            return self._take_locked(operation, params, kinds)
+
+    def _take_locked(
+        self, operation: str, params: dict[str, Any], kinds: tuple[str, ...]
+    ) -> str | None:
         for armed in self.armed:
             if armed.operation != operation or armed.kind not in kinds:
                 continue
@@ -69,11 +77,11 @@ class Faults:
             return armed.kind
         return None
 
-    def _before(self, model: Any, params: dict[str, Any], **_: Any) -> Any:
+    def _before(self, model: Any, params: dict[str, Any], context: dict[str, Any], **_: Any) -> Any:
         operation = f"{model.service_model.service_name}.{model.name}"
         self.calls.append(operation)
-        self._last = _payload(params)
-        kind = self._take(operation, self._last, ("throttle", "unreachable", "drop"))
+        payload = context["faults_payload"] = _payload(params)  # this call's, for _after
+        kind = self._take(operation, payload, ("throttle", "unreachable", "drop"))
         if kind == "throttle":
             raise ClientError(
                 {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, model.name
@@ -84,9 +92,10 @@ class Faults:
             return _fake_success(model.name)
         return None
 
-    def _after(self, model: Any, **_: Any) -> None:
+    def _after(self, model: Any, context: dict[str, Any], **_: Any) -> None:
         operation = f"{model.service_model.service_name}.{model.name}"
-        if self._take(operation, self._last, ("timeout",)) == "timeout":
+        payload = context.get("faults_payload", {})
+        if self._take(operation, payload, ("timeout",)) == "timeout":
             raise ReadTimeoutError(endpoint_url="https://aws.invalid")
 
 

@@ -107,6 +107,11 @@ class World:
                 clock=clock or self.clock,
                 runner_settings=LAMBDA_RUNNER if name.startswith("lambda") else TEST_RUNNER,
                 sqs_max_delay=0.0,  # moto delays in real time: every wake-up is a schedule
+                # Every call is numbered in order, and a case must replay call for call: the
+                # journal writes of a gather go one after the other here (threads would number
+                # them in any order). tests/functional/test_parallel_writes.py covers faults
+                # of concurrent writes.
+                parallel_writes=False,
             )
             for client in _clients(runtime):
                 self.faults.attach(client, name, role)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import boto3
+from botocore.config import Config
 
 from workflows.engine.advance import Runner, RunnerSettings, StatusListener
 from workflows.engine.clients import WorkflowClient
@@ -23,6 +24,7 @@ from workflows.engine.service import InstanceService
 from workflows.registry import load_workflows
 
 from .dynamodb import DynamoStore
+from .journal_writes import JOURNAL_WRITERS
 from .scheduler import SchedulerWakeUps
 from .settings import AwsSettings
 from .sqs import SqsWorkQueue
@@ -59,6 +61,7 @@ def build_runtime(
     sqs_max_delay: float = 900.0,
     env_values: Mapping[str, Any] | None = None,
     on_status: StatusListener | None = None,
+    parallel_writes: bool = True,
 ) -> AwsRuntime:
     """Wire the engine to the stack's resources.
 
@@ -71,10 +74,12 @@ def build_runtime(
         sqs_max_delay: wake-ups up to this many seconds away use SQS DelaySeconds.
         env_values: values readable as ``self.env.NAME`` in workflows.
         on_status: called with the instance record after each status change the runner makes.
+        parallel_writes: steps finishing together record their results concurrently (see
+            :mod:`workflows.aws.journal_writes`); False records one write at a time, in order.
     """
     session = session or boto3.session.Session()
     clock = clock or SystemClock()
-    store = DynamoStore(session.client("dynamodb"), settings.table_name, clock)
+    store = _store(session, settings, clock, parallel_writes)
     queue = SqsWorkQueue(session.client("sqs"), settings.work_queue_url)
     wakeups = SchedulerWakeUps(
         session.client("scheduler"),
@@ -100,6 +105,13 @@ def build_runtime(
         on_status=on_status,
     )
     return AwsRuntime(workflows, settings, store, queue, wakeups, clock, service, runner)
+
+
+def _store(session: Any, settings: AwsSettings, clock: Clock, parallel: bool) -> DynamoStore:
+    # a connection per journal write in flight, and a few for the runner's other calls
+    pool = Config(max_pool_connections=JOURNAL_WRITERS + 4)
+    client = session.client("dynamodb", config=pool)
+    return DynamoStore(client, settings.table_name, clock, parallel_writes=parallel)
 
 
 _RUNTIME: AwsRuntime | None = None

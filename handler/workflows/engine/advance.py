@@ -321,7 +321,7 @@ class Runner:
             workflow,
             event,
             Journal(state.entries, state.events),
-            lambda entry: self.store.record(record.ref, record.generation, entry),
+            lambda entry: self.store.record_async(record.ref, record.generation, entry),
             self.clock,
             pauses=record.pauses,
             check_signals=self._signal_check(record, owner, remaining),

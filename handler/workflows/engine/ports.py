@@ -83,6 +83,15 @@ class InstanceStore(Protocol):
         """
         ...
 
+    async def record_async(
+        self, ref: InstanceRef, generation: int, entry: JournalEntry
+    ) -> JournalEntry:
+        """:meth:`record`, awaited, with the same promise: what a replay pass calls, so that
+        steps finishing together (a gather) record together. A store that waits on the
+        network runs the write off the event loop; one that answers at once may record inline.
+        """
+        ...
+
     def add_event(
         self, ref: InstanceRef, event: EventRecord, expected_version: int, due_at: float | None
     ) -> EventRecord | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
@@ -36,7 +36,7 @@ from .errors import (
     error_message,
     error_name,
 )
-from .journal import Journal, step_key
+from .journal import Journal, base_key, step_key
 from .logs import WorkflowLogger, logger_name
 from .model import (
     ATTEMPT_KINDS,
@@ -55,7 +55,7 @@ from .step import StepContext, StepRollback, WorkflowStep
 
 log = logging.getLogger("workflows.replay")
 
-Recorder = Callable[[JournalEntry], JournalEntry]
+Recorder = Callable[[JournalEntry], Awaitable[JournalEntry]]
 SignalCheck = Callable[[], SuspendReason | None]
 T = TypeVar("T")
 
@@ -130,7 +130,9 @@ class Replay:
         workflow: the workflow instance (``WorkflowEntrypoint`` subclass, ``env`` set).
         event: the instance's event.
         journal: the loaded journal; new entries are added to it as they are recorded.
-        record: the store's conditional write; returns the entry that won.
+        record: the store's conditional write, awaited; returns the entry that won. Steps
+            that finish together (a gather) await their writes together: a store that waits on
+            the network runs them concurrently (see :meth:`write`).
         clock: the time source.
         pauses: the instance's past pauses (sleeps and retries are shifted by them).
         check_signals: called before each new step runs; returns a control reason
@@ -184,6 +186,7 @@ class Replay:
         self.new_steps = 0
         self.retries = 0
         self._last_recorded = max(journal.by_position, default=0)
+        self._unrecorded: set[str] = set()  # new steps started, none of their entries recorded
         self.rollbacks: dict[str, Registered] = {}
         self._rolling_back = rollback
         self._in_chain = False
@@ -448,9 +451,13 @@ class Replay:
         try:
             return call()
         except InfrastructureError as exc:
-            if self._infra is None:
-                self._infra = exc
-            self.suspend(SuspendReason.INFRA)
+            self._infra_failed(exc)
+
+    def _infra_failed(self, exc: InfrastructureError) -> NoReturn:
+        """Stop the pass for a store failure (see :meth:`_store`)."""
+        if self._infra is None:
+            self._infra = exc
+        self.suspend(SuspendReason.INFRA)
 
     def before_new_step(self, key: str) -> None:
         """Checks before a step does new work: the step limit and control signals.
@@ -459,9 +466,10 @@ class Replay:
         rollback's own attempts are checked for control signals only)."""
         if self._rolling_back is not None and not self._in_chain:
             self.suspend(SuspendReason.ROLLBACK)
-        if not self._in_chain and key not in self.journal.steps:
+        if not self._in_chain and key not in self.journal.steps and key not in self._unrecorded:
             limit = self.workflow.max_steps
-            if len(self.journal.steps) >= limit:
+            # Steps started whose first write is still in flight (a gather's) count too.
+            if len(self.journal.steps) + len(self._unrecorded) >= limit:
                 self._fail_fatal(
                     StepLimitExceeded(
                         f"this instance reached its limit of {limit:,} steps; split the work "
@@ -469,21 +477,39 @@ class Replay:
                         "(at most 25,000)"
                     )
                 )
+            self._unrecorded.add(key)
         if self._check_signals is not None:
             reason = self._store(self._check_signals)
             if reason is not None:
                 self.suspend(reason)
 
-    def write(self, entry: JournalEntry) -> JournalEntry:
+    async def write(self, entry: JournalEntry) -> JournalEntry:
         """Record ``entry`` through the store; return the entry that won the conditional write
-        (another runner's, if it recorded this key first) and add it to the journal."""
+        (another runner's, if it recorded this key first) and add it to the journal.
+
+        The write is awaited, so steps that finish together record together (their puts are
+        independent: one item per key, each conditional on its own absence). What a
+        concurrent step decides from the journal meanwhile must not depend on the outcome:
+        an event this delivery hands out is taken now (another wait of the pass takes the
+        next one), and a step not yet recorded counts towards the step limit (see
+        :meth:`before_new_step`).
+        """
         if self._infra is not None:
             # The store is failing: record nothing more in this pass.
             self.suspend(SuspendReason.INFRA)
         if self._rolling_back is not None and not self._in_chain:
             self.suspend(SuspendReason.ROLLBACK)  # a wait's delivery: forward work too
-        winner = self._store(lambda: self._record(entry))
+        taken = entry.event_id if entry.kind is EntryKind.DELIVERY else None
+        if taken is not None:
+            self.journal.consumed.add(taken)
+        try:
+            winner = await self._record(entry)
+        except InfrastructureError as exc:
+            self._infra_failed(exc)
+        if taken is not None and winner.event_id != taken:
+            self.journal.consumed.discard(taken)  # another runner delivered another event
         self.journal.add(winner)
+        self._unrecorded.discard(base_key(winner))
         if winner is entry:
             self.new_steps += entry.kind in NEW_STEP_KINDS
             self.retries += entry.kind in ATTEMPT_KINDS

@@ -132,8 +132,9 @@ class Pass(Protocol):
         """Remember a started step's rollback (once per step), for when the instance fails."""
         ...
 
-    def write(self, entry: JournalEntry) -> JournalEntry:
-        """Record ``entry``; return the entry that won (another runner's, if it was first)."""
+    async def write(self, entry: JournalEntry) -> JournalEntry:
+        """Record ``entry``; return the entry that won (another runner's, if it was first).
+        Awaited: steps that finish together record together."""
         ...
 
     def suspend(self, reason: SuspendReason, wake_at: float | None = None) -> NoReturn:

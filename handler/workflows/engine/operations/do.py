@@ -155,7 +155,7 @@ class _Attempts:
             attempt=attempt,
             sensitive=self.config.sensitive,
         )
-        return outcome(self.replay.write(entry), self.callback)
+        return outcome(await self.replay.write(entry), self.callback)
 
     async def _failed(self, exc: Exception, ctx: StepContext) -> Any:
         """Record a failed attempt: the step's final error, or a retry and its delay.
@@ -188,7 +188,7 @@ class _Attempts:
                 error=error,
                 attempt=attempt,
             )
-            return outcome(replay.write(final), self.callback)
+            return outcome(await replay.write(final), self.callback)
         retry_at = replay.now() + delay
         retry = call.entry(
             EntryKind.ATTEMPT,
@@ -200,7 +200,7 @@ class _Attempts:
             attempt=attempt,
             wake_at=retry_at,
         )
-        replay.write(retry)
+        await replay.write(retry)
         if retry_at > replay.now():
             replay.suspend(SuspendReason.RETRY, retry_at)
         self.attempt += 1

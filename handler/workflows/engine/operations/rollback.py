@@ -116,7 +116,7 @@ class _Rollback:
             return await self._failed(exc, attempt_started_at)
         finally:
             SCOPE.reset(token)
-        return self._write(EntryKind.ROLLBACK, attempt_started_at)
+        return await self._write(EntryKind.ROLLBACK, attempt_started_at)
 
     def _step_context(self) -> tuple[StepContext, Any]:
         """What ``undo`` gets of its step: the context of the attempt it ended on, and its
@@ -157,15 +157,15 @@ class _Rollback:
             except Exception as delay_exc:
                 error = delay_error(delay_exc, what, attempt, error)
         if delay is None:
-            return self._write(EntryKind.ROLLBACK, attempt_started_at, error)
+            return await self._write(EntryKind.ROLLBACK, attempt_started_at, error)
         retry_at = replay.now() + delay
-        self._write(EntryKind.ROLLBACK_ATTEMPT, attempt_started_at, error, retry_at)
+        await self._write(EntryKind.ROLLBACK_ATTEMPT, attempt_started_at, error, retry_at)
         if retry_at > replay.now():
             replay.suspend(SuspendReason.RETRY, retry_at)
         self.attempt += 1
         return None
 
-    def _write(
+    async def _write(
         self,
         kind: EntryKind,
         attempt_started_at: float,
@@ -186,4 +186,4 @@ class _Rollback:
             attempt=self.attempt,
             wake_at=retry_at,
         )
-        return self.replay.write(entry)
+        return await self.replay.write(entry)

@@ -31,7 +31,9 @@ async def run(replay: Pass, name: str, seconds: float | None, until: float | Non
                 f"step.sleep_until({name!r}) is more than 365 days ahead; chain several "
                 "sleeps if you really need longer"
             )
-        entry = replay.write(call.entry(EntryKind.SLEEP, now, started_at=now, wake_at=wake_at))
+        entry = await replay.write(
+            call.entry(EntryKind.SLEEP, now, started_at=now, wake_at=wake_at)
+        )
     due = shifted(entry.wake_at or entry.at, entry.at, replay.pauses)
     if replay.now() < due:
         replay.suspend(SuspendReason.SLEEP, due)

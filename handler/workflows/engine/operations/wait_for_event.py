@@ -37,7 +37,7 @@ async def run(replay: Pass, name: str, event_type: str, timeout: float) -> Recei
     now = replay.now()
     began = started.at if started else now
     if replay.event_timed_out(call, event_type):  # a test forces the timeout now
-        return _received(replay, replay.write(_timed_out(call, event_type, now, began)))
+        return _received(replay, await replay.write(_timed_out(call, event_type, now, began)))
     event = replay.journal.next_event(event_type)
     if event is not None:
         delivery = call.entry(
@@ -48,16 +48,16 @@ async def run(replay: Pass, name: str, event_type: str, timeout: float) -> Recei
             event_type=event_type,
             event_id=event.id,
         )
-        return _received(replay, replay.write(delivery))
+        return _received(replay, await replay.write(delivery))
     if started is None:
         wait = call.entry(
             EntryKind.WAIT, now, started_at=now, wake_at=now + timeout, event_type=event_type
         )
-        started = replay.write(wait)
+        started = await replay.write(wait)
     deadline = started.wake_at or now
     if now < deadline:
         replay.suspend(SuspendReason.EVENT, deadline)
-    return _received(replay, replay.write(_timed_out(call, event_type, now, began)))
+    return _received(replay, await replay.write(_timed_out(call, event_type, now, began)))
 
 
 def _timed_out(call: Call, event_type: str, now: float, began: float) -> JournalEntry:
