@@ -37,6 +37,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from workflows.local.framing import FramingError, declared_length, read_body, too_large
+from workflows.local.origin import LOOPBACK, foreign_sender
 from workflows.remote import ApiUnreachable, HttpApi, NoCredentials
 
 from .routes import dashboard_answer
@@ -46,7 +47,6 @@ __all__ = ["DEFAULT_UI_PORT", "MAX_BODY", "UiServer", "make_ui_server", "serve_i
 DEFAULT_UI_PORT = 8788
 MAX_BODY = 1024 * 1024  # the API refuses a larger body anyway; nothing bigger is read
 IDLE_TIMEOUT = 30.0
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 _API_PATH = re.compile(r"/workflows(/[^?#]*)?")
 _API_DOCUMENTS = frozenset({"/openapi.json", "/docs"})  # GET only
 _FORWARDED_HEADERS = ("Accept", "Content-Type", "Idempotency-Key")
@@ -199,31 +199,14 @@ class UiRequestHandler(BaseHTTPRequestHandler):
 
     def _check_same_origin(self) -> None:
         """A forwarded call acts with the user's credentials: only this origin may send it."""
-        origin = self.headers.get("Origin")
-        fetch_site = (self.headers.get("Sec-Fetch-Site") or "").lower()
-        if origin is not None and not self._is_own_origin(origin):
-            sender = f"a page of {origin[:80]!r}"
-        elif fetch_site in ("cross-site", "same-site"):
-            sender = f"a page of another site ({fetch_site})"
-        else:
+        sender = foreign_sender(self.headers, self.server.server_address[1])
+        if sender is None:
             return
         raise Refusal(
             403,
             "cross_origin",
             f"{sender} may not call the API through workflows ui, which signs with your AWS "
             f"credentials; use the dashboard at {self.server.url}",
-        )
-
-    def _is_own_origin(self, origin: str) -> bool:
-        parts = urlsplit(origin)
-        try:
-            port = parts.port
-        except ValueError:
-            return False
-        return (
-            parts.scheme == "http"
-            and parts.hostname in LOOPBACK
-            and port == self.server.server_address[1]
         )
 
     def _forward(self, target: str, body: bytes) -> None:

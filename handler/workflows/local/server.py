@@ -32,6 +32,7 @@ from urllib.parse import parse_qsl, urlsplit
 from workflows.dashboard import dashboard_answer
 
 from .framing import FramingError, declared_length, is_chunked, read_body, too_large
+from .origin import foreign_sender
 from .runtime import LocalRuntime
 
 __all__ = ["IDLE_TIMEOUT", "LISTEN_BACKLOG", "MAX_BODY", "DevServer", "make_server"]
@@ -55,6 +56,7 @@ _OWN_ERRORS = {
     414: "uri_too_long",
     431: "headers_too_large",
 }
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # change nothing: any page may send them
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
 
 
@@ -177,6 +179,11 @@ class DevRequestHandler(BaseHTTPRequestHandler):
         if page := dashboard_answer(self.command, path, self.server.runtime.workflows):
             self._send(*page)
             return
+        if self.command not in _SAFE_METHODS and (
+            sender := foreign_sender(self.headers, self.server.server_address[1])
+        ):
+            self._send(*_cross_origin(sender))
+            return
         query = parse_qsl(split.query, keep_blank_values=True)
         headers = [(k, v) for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP]
         try:
@@ -247,3 +254,15 @@ def serve_in_background(server: ThreadingHTTPServer) -> threading.Thread:
     thread = threading.Thread(target=server.serve_forever, name="local-http", daemon=True)
     thread.start()
     return thread
+
+
+def _cross_origin(sender: str) -> tuple[int, dict[str, str], bytes]:
+    """403 for a state-changing request a page of another site sent (see :mod:`.origin`)."""
+    error = {
+        "code": "cross_origin",
+        "message": (
+            f"{sender} may not change instances on workflows dev; use the dashboard it serves "
+            "at /, the CLI or the API from a script"
+        ),
+    }
+    return 403, {"Content-Type": "application/json"}, json.dumps({"error": error}).encode()
