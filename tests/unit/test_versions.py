@@ -109,3 +109,17 @@ def test_workflows_entries_name_versions() -> None:
         load_workflows(f"orders@1={__name__}:OrdersV1")
     with pytest.raises(ConfigurationError, match="also its newest entry"):
         load_workflows(f"orders={__name__}:OrdersV2,orders@2={__name__}:OrdersV2")
+
+
+def test_describe_counts_instances_in_flight_by_version(make_env: EnvFactory) -> None:
+    env, _ = _sleeping_v1(make_env)
+    env.workflows["orders"] = OrdersV2
+    env.workflows["orders@1"] = OrdersV1
+    env.create("orders", id="new")
+    shown = env.service.describe("orders").to_dict()["versions"]
+    assert shown == [
+        {"version": "2", "class_name": "OrdersV2", "module": __name__, "in_flight": 1},
+        {"version": "1", "class_name": "OrdersV1", "module": __name__, "in_flight": 1},
+    ]
+    env.run_until_idle()
+    assert [v["in_flight"] for v in env.service.describe("orders").to_dict()["versions"]] == [0, 0]

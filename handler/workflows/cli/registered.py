@@ -69,6 +69,14 @@ def describe_workflow(args: argparse.Namespace, console: Console) -> int:
     if isinstance(counts, dict):
         shown = ", ".join(f"{console.status(s)} {n}" for s, n in counts.items() if n)
         console.data(f"{'instances:':<13}{shown or 'none'}")
+    for version in body.get("versions") or ():
+        where = f"{version.get('module')}:{version.get('class_name')}"
+        if version.get("class_name") is None:
+            where = "not registered"
+        console.data(
+            f"{'version ' + str(version.get('version')) + ':':<13}{where}, "
+            f"{version.get('in_flight', 0)} in flight"
+        )
     return 0
 
 

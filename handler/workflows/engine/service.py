@@ -65,7 +65,7 @@ from .transitions import (
     TerminateWithRollback,
     Transition,
 )
-from .versions import is_registered, newest_version, workflow_names
+from .versions import is_registered, newest_version, versions_of, workflow_names
 
 log = logging.getLogger("workflows.service")
 
@@ -126,6 +126,9 @@ class WorkflowDescription:
     module: str | None
     description: str | None
     instances: dict[str, int]
+    versions: list[dict[str, Any]] = field(default_factory=list)
+    """Each registered version, newest first: ``{version, class_name, module, in_flight}``
+    (in flight: not finished; an old version can be removed once it has none)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -134,6 +137,7 @@ class WorkflowDescription:
             "module": self.module,
             "description": self.description,
             "instances": dict(self.instances),
+            "versions": [dict(v) for v in self.versions],
         }
 
 
@@ -370,7 +374,42 @@ class InstanceService:
             module=getattr(cls, "__module__", None),
             description=_first_paragraph(cls),
             instances=counts,
+            versions=[*self._versions(workflow)],
         )
+
+    def _versions(self, workflow: str) -> Sequence[dict[str, Any]]:
+        """Each registered version of ``workflow`` (and any version instances still run on),
+        with how many of its instances are not finished, counted from the store."""
+        in_flight: dict[str, int] = {}
+        for status in InstanceStatus:
+            if status in FINISHED or status is InstanceStatus.UNKNOWN:
+                continue
+            cursor: str | None = None
+            while True:
+                page = self.store.list_instances(workflow, status, cursor, 1000)
+                for record in page.records:
+                    version = record.workflow_version
+                    in_flight[version] = in_flight.get(version, 0) + 1
+                cursor = page.cursor
+                if cursor is None:
+                    break
+        registered = (
+            versions_of(self.workflows, workflow) if isinstance(self.workflows, Mapping) else {}
+        )
+        shown = [
+            {
+                "version": version,
+                "class_name": cls.__qualname__,
+                "module": cls.__module__,
+                "in_flight": in_flight.pop(version, 0),
+            }
+            for version, cls in registered.items()
+        ]
+        shown += [  # instances on a version no longer registered: parked until it is
+            {"version": version, "class_name": None, "module": None, "in_flight": count}
+            for version, count in sorted(in_flight.items())
+        ]
+        return shown
 
     # --- controlling ----------------------------------------------------------------------
 

@@ -194,10 +194,26 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
+class WorkflowVersion(BaseModel):
+    """One version of a workflow and how many of its instances are in flight."""
+
+    version: str
+    class_name: str | None = Field(description="Its class; null when not registered.")
+    module: str | None = Field(description="The module of its class.")
+    in_flight: int = Field(
+        description="Instances on this version that are not finished; remove an old version "
+        "once it has none."
+    )
+
+
 class WorkflowList(BaseModel):
     """The registered workflows."""
 
     workflows: list[str] = Field(description="Workflow names, sorted.")
+    versions: dict[str, list[WorkflowVersion]] = Field(
+        default_factory=dict,
+        description="Each workflow's versions and their instances in flight, as describe shows.",
+    )
 
 
 class InstanceHandle(BaseModel):
@@ -295,6 +311,13 @@ class WorkflowDetails(BaseModel):
             "never reported): queued, running, paused, errored, terminated, complete, waiting, "
             "waitingForPause."
         )
+    )
+    versions: list[WorkflowVersion] = Field(
+        default_factory=list,
+        description=(
+            "Each registered version, newest first, then any version instances still run on "
+            "that is no longer registered (class_name null: they are parked until it is)."
+        ),
     )
 
 

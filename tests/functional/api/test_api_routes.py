@@ -16,9 +16,12 @@ def test_get_workflows_lists_the_registered_names(api: Api) -> None:
     # WHEN the sample GET /workflows arrives
     answer = api.sample("api_list_workflows.json")
 
-    # THEN it names the registered workflows
+    # THEN it names the registered workflows, with their versions and instances in flight
     assert answer.status == 200
-    assert answer.body == {"workflows": ["orders"]}
+    assert answer.body["workflows"] == ["orders"]
+    assert [(v["version"], v["in_flight"]) for v in answer.body["versions"]["orders"]] == [
+        ("1", 0)
+    ]
     assert answer.headers["Content-Type"] == "application/json"
 
 

@@ -52,6 +52,15 @@ def test_describes_the_class_and_counts_instances_by_status(fresh: Api) -> None:
             "paused": 1,
             "terminated": 1,
         },
+        # its one version, with the three instances not finished
+        "versions": [
+            {
+                "version": "1",
+                "class_name": "Lifecycle",
+                "module": "tests.functional.workflows_under_test",
+                "in_flight": 3,
+            }
+        ],
     }
 
 
