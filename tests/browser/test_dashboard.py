@@ -49,6 +49,23 @@ def test_workflows_page_lists_each_workflow_with_its_instances_by_status(
     assert browser.find("#status-filter").get_attribute("value") == "waiting"
 
 
+def test_workflows_page_shows_each_deployed_version_with_its_instances_in_flight(
+    browser: Browser, dev: DevApi
+) -> None:
+    # GIVEN two versions of renewal deployed, and an instance on the newest one
+    dev.create("renewal", "renew-1")
+    dev.wait_status("renewal", "renew-1", "waiting")
+
+    # WHEN the dashboard opens
+    browser.open("#/")
+
+    # THEN renewal has one card (not one per version) saying what runs on each version
+    browser.wait_text('[data-workflow="renewal"] .versions', "2: 1 in flight")
+    assert "1: 0 in flight" in browser.text('[data-workflow="renewal"] .versions')
+    names = [card.get_attribute("data-workflow") for card in browser.all("li.card")]
+    assert names.count("renewal") == 1 and "renewal@1" not in names
+
+
 def test_instances_page_filters_by_status_searches_by_id_and_pages(
     browser: Browser, dev: DevApi
 ) -> None:

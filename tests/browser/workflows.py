@@ -81,7 +81,28 @@ class FulfilmentWorkflow(WorkflowEntrypoint):
         """Nothing reserved for real: the diagram only shows that the step has a rollback."""
 
 
+class RenewalV1(WorkflowEntrypoint):
+    """Version 1 of a renewal: still deployed for the instances that run on it."""
+
+    version = "1"
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        return await step.wait_for_event("renewed", type="renewed", timeout="30 days")
+
+
+class RenewalV2(WorkflowEntrypoint):
+    """Version 2 of a renewal: new instances run it."""
+
+    version = "2"
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        await step.do("notify", lambda: "sent")
+        return await step.wait_for_event("renewed", type="renewed", timeout="30 days")
+
+
 BROWSER_WORKFLOWS: dict[str, type[WorkflowEntrypoint]] = {
+    "renewal": RenewalV2,
+    "renewal@1": RenewalV1,
     "many-steps": ManyStepsWorkflow,
     "gate": GateWorkflow,
     "refunded": RefundedWorkflow,

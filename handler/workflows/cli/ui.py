@@ -86,6 +86,7 @@ def serve_ui(args: argparse.Namespace, console: Console) -> int:
 def _local_sources() -> tuple[dict[str, Any], str]:
     """The workflows ``WORKFLOWS`` names here (for their diagrams), and a line saying so."""
     from workflows.engine.errors import ConfigurationError
+    from workflows.engine.versions import workflow_names
     from workflows.registry import load_workflows
 
     try:
@@ -97,4 +98,5 @@ def _local_sources() -> tuple[dict[str, Any], str]:
             "no diagrams: they are drawn from the workflows' source; set WORKFLOWS (and "
             "PYTHONPATH) here as for workflows dev to see them"
         )
-    return dict(workflows), f"diagrams drawn from the source of: {', '.join(sorted(workflows))}"
+    names = ", ".join(workflow_names(workflows))
+    return dict(workflows), f"diagrams drawn from the source of: {names}"

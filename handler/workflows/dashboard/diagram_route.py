@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from workflows.engine.versions import workflow_names
+
 from .diagram import Diagram
 from .diagram_builder import DiagramError, build_diagram
 from .files import Answer, json_answer
@@ -82,7 +84,7 @@ def _unknown(name: str, workflows: Mapping[str, type[Any]]) -> str:
             "source, so it is served only where the workflows are registered; start workflows "
             "ui with WORKFLOWS=name=module:Class (and PYTHONPATH) set as for workflows dev"
         )
-    registered = ", ".join(sorted(workflows))
+    registered = ", ".join(workflow_names(workflows))
     return f"no workflow named {name!r} is registered here (registered: {registered})"
 
 

@@ -47,8 +47,9 @@ export function renderWorkflows(main) {
 function card(name) {
   const about = h("p", { class: "about" }, "\u00a0");
   const counts = h("p", { class: "counts" }, h("span", { class: "muted" }, "counting…"));
+  const versions = h("p", { class: "versions muted" });
   const heading = h("h2", null, link(routeTo(name), name), " ", h("a", { class: "card-link", href: `${routeTo(name)}/diagram` }, "diagram"));
-  const node = h("li", { class: "card", "data-workflow": name }, heading, about, counts);
+  const node = h("li", { class: "card", "data-workflow": name }, heading, about, counts, versions);
   async function fill() {
     let details;
     try {
@@ -64,6 +65,14 @@ function card(name) {
       h("a", { class: `chip status-${s}`, href: `${routeTo(name)}?status=${s}` }, `${details.instances[s]} ${s}`),
     );
     counts.replaceChildren(...(chips.length ? chips : [h("span", { class: "muted" }, "no instances")]));
+    // several versions deployed at once: each with its instances still in flight, so you know
+    // when an old one can be removed
+    const deployed = details.versions || [];
+    if (deployed.length > 1 || deployed.some((v) => !v.class_name)) {
+      versions.textContent = "versions: " + deployed
+        .map((v) => `${v.version}${v.class_name ? "" : " (not deployed)"}: ${v.in_flight} in flight`)
+        .join(" · ");
+    }
   }
   return { node, fill };
 }
