@@ -79,11 +79,17 @@ from .engine.limits import check_id
 from .engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
 from .engine.model import InstanceRef, JournalEntry
 from .engine.ports import InstancePage
+from .engine.replayer import Divergence, ReplayDivergence, Replayer, ReplayResult, StepCall
 from .engine.service import BatchResult, InstanceService
 from .registry import check_versions
 
 __all__ = [
     "Crash",
+    "Divergence",
+    "ReplayDivergence",
+    "ReplayResult",
+    "Replayer",
+    "StepCall",
     "TestInstance",
     "TestWorkflow",
     "VirtualClock",
