@@ -29,6 +29,7 @@ from .errors import (
     UnknownWorkflow,
     WorkflowError,
 )
+from .history import History, history_of
 from .limits import MAX_ID, check_id, check_workflow_name
 from .model import (
     FINISHED,
@@ -313,6 +314,16 @@ class InstanceService:
             finished=record.status in FINISHED,
             events=state.events,  # a wait's row shows the payload it received
         )
+
+    def history(self, ref: InstanceRef) -> History:
+        """The instance's history in the export format (see :mod:`.history`): params, version,
+        every journal entry and event of its current generation.
+
+        Raises:
+            InstanceNotFound: no such instance.
+        """
+        self.check_workflow(ref.workflow)
+        return history_of(self.store.load(ref))
 
     def step_output(self, ref: InstanceRef, name: str, count: int = 1) -> StepOutput:
         """One step's whole recorded output: a ``do`` step's result (``"[REDACTED]"`` when it

@@ -97,6 +97,7 @@ from .api_models import (
     Deleted,
     ErrorBody,
     EventAccepted,
+    HistoryBody,
     InstanceDetails,
     InstanceHandle,
     InstanceList,
@@ -454,6 +455,25 @@ def get_step_output(
     ref = _instance(name, instance_id)
     output = _service().step_output(ref, unquote(step_name), count)
     return StepOutputBody.model_validate(output.to_dict())
+
+
+@_route(
+    "GET",
+    "/workflows/<name>/instances/<instance_id>/history",
+    summary="An instance's recorded history, to replay against new code",
+    description=(
+        "Params, version, status and every journal entry and event of the instance, in the "
+        "documented history format (workflows-history, format_version 1), as workflows "
+        "instances export writes it; workflows.testing.Replayer replays it. A sensitive step's "
+        'result is "[REDACTED]": a replay needs the steps\' names, kinds and order only.'
+    ),
+    tags=["instances"],
+    fails=(404,),
+)
+def get_history(name: WorkflowName, instance_id: InstanceId) -> HistoryBody:
+    """The instance's history in the export format."""
+    history = _service().history(_instance(name, instance_id))
+    return HistoryBody.model_validate(history.to_dict())
 
 
 @_route(

@@ -296,6 +296,26 @@ class StepOutputBody(BaseModel):
     )
 
 
+class HistoryBody(BaseModel):
+    """An instance's recorded history (format ``workflows-history``, ``format_version`` 1): what
+    ``workflows.testing.Replayer`` replays. A sensitive step's result is "[REDACTED]": a replay
+    checks the names, kinds and order of the steps, which need no result."""
+
+    format: Literal["workflows-history"]
+    format_version: Literal[1]
+    workflow: str
+    id: str
+    workflow_version: str = Field(description="The version the instance was created on.")
+    status: str = Field(description="Its status when exported.")
+    created_at: float = Field(description="Epoch seconds.")
+    params: Any = None
+    generation: int = Field(description="Its journal's generation (a restart starts a new one).")
+    entries: list[dict[str, Any]] = Field(
+        description="Every journal entry of the generation, oldest first (times in epoch seconds)."
+    )
+    events: list[dict[str, Any]] = Field(description="Every event sent to it, oldest first.")
+
+
 class WorkflowDetails(BaseModel):
     """A registered workflow: its class and how many instances it has in each status."""
 

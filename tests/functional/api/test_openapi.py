@@ -32,6 +32,7 @@ ROUTES: dict[tuple[str, str], tuple[str, str, str | None]] = {
         "DeleteBatchBody",
     ),
     ("get", f"{INSTANCE}/steps/{{step_name}}"): ("200", "StepOutputBody", None),
+    ("get", f"{INSTANCE}/history"): ("200", "HistoryBody", None),
 }
 
 
