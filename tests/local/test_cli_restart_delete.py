@@ -3,6 +3,9 @@ against a running ``workflows dev``."""
 
 from __future__ import annotations
 
+from examples.showcase import SHOWCASE_WORKFLOWS
+from workflows.testing import Replayer
+
 from .test_cli import Cli, cli, dev, new_id, waiting_subscription, waits_for_event
 
 __all__ = ["cli", "dev"]  # the fixtures, shared with test_cli
@@ -85,3 +88,24 @@ def test_the_help_shows_the_new_options_and_examples(cli: Cli) -> None:
     assert "--from-step" in restart.out and "--count" in restart.out
     assert "workflows delete orders order-42" in cli.bare("delete", "--help").out
     assert "--count" in cli.bare("instances", "step", "--help").out
+
+
+def test_instances_export_prints_the_history_the_replayer_reads(cli: Cli) -> None:
+    instance_id = waiting_subscription(cli)
+
+    ran = cli("instances", "export", "subscription", instance_id)
+
+    assert ran.code == 0, ran.err
+    history = ran.json()
+    assert (history["format"], history["workflow"], history["id"]) == (
+        "workflows-history",
+        "subscription",
+        instance_id,
+    )
+    kinds = [(e["name"], e["kind"]) for e in history["entries"]]
+    assert kinds == [("charge 1", "step"), ("cool down", "sleep"), ("approval", "wait")]
+    assert Replayer(SHOWCASE_WORKFLOWS).replay(history).compatible
+    missing = cli("instances", "export", "subscription", "nope")
+    assert missing.code == 1 and "instance_not_found" in missing.err
+    helped = cli.bare("instances", "export", "--help")
+    assert "workflows instances export orders order-42 > tests/histories/" in helped.out

@@ -1,4 +1,5 @@
-"""``workflows instances list|describe|step``, its alias ``workflows status``, and ``trigger``."""
+"""``workflows instances list|describe|step|export``, its alias ``workflows status``, and
+``trigger``."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ def add_commands(commands: Any) -> None:
             "workflows instances list orders --status errored",
             "workflows instances describe orders order-42",
             'workflows instances step orders order-42 "fetch page" --count 2',
+            "workflows instances export orders order-42 > history.json",
         ],
         None,
     )
@@ -44,6 +46,7 @@ def add_commands(commands: Any) -> None:
         )
     )
     _add_step(family)
+    _add_export(family)
     _describe_arguments(
         add_command(
             commands,
@@ -107,6 +110,23 @@ def _add_step(family: Any) -> None:
     add_api_options(step)
 
 
+def _add_export(family: Any) -> None:
+    export = add_command(
+        family,
+        "export",
+        "print an instance's recorded history as JSON, for workflows.testing.Replayer (sensitive "
+        "step results as [REDACTED]: a replay needs the steps' names, kinds and order only)",
+        [
+            "workflows instances export orders order-42 > tests/histories/order-42.json",
+            "workflows instances export orders order-42 --url $WORKFLOWS_URL > history.json",
+        ],
+        export_history,
+    )
+    export.add_argument("name", metavar="NAME", help="the workflow's registered name")
+    export.add_argument("id", metavar="ID", help="the instance's id")
+    add_api_options(export)
+
+
 def _add_trigger(commands: Any) -> None:
     trigger = add_command(
         commands,
@@ -165,6 +185,14 @@ def step_output(args: argparse.Namespace, console: Console) -> int:
         args.step,
         query={"count": args.count},
     )
+    console.json(remote.request("GET", path).body)
+    return 0
+
+
+def export_history(args: argparse.Namespace, console: Console) -> int:
+    """``GET /workflows/{name}/instances/{id}/history``, printed as JSON (the export format)."""
+    remote = api(args)
+    path = remote.path("workflows", args.name, "instances", args.id, "history")
     console.json(remote.request("GET", path).body)
     return 0
 
