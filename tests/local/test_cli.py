@@ -455,6 +455,7 @@ COMMANDS = [
     ["restart"],
     ["send-event"],
     ["ui"],
+    ["check-deploy"],
     ["lint"],
 ]
 

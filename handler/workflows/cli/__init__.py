@@ -3,9 +3,9 @@
 One module per family of commands: :mod:`.registered` (``list``, ``describe``),
 :mod:`.instances` (``instances list|describe|step``, ``status``, ``trigger``),
 :mod:`.control` (``pause``, ``resume``, ``terminate``, ``restart``, ``delete``,
-``send-event``), :mod:`.local` (``dev``, ``run``, ``dev-clock``), :mod:`.ui` (``ui``); ``lint`` is
-:mod:`workflows.lint`'s own command. What they share
-(output streams, colour, exit codes) is in :mod:`.console`.
+``send-event``), :mod:`.local` (``dev``, ``run``, ``dev-clock``), :mod:`.ui` (``ui``),
+:mod:`.check_deploy` (``check-deploy``); ``lint`` is :mod:`workflows.lint`'s own command. What
+they share (output streams, colour, exit codes) is in :mod:`.console`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from workflows.remote import ApiError, ApiUnreachable
 
-from . import control, instances, local, registered, ui
+from . import check_deploy, control, instances, local, registered, ui
 from .console import CommandError, Console, Exit, api_error_message
 
 __all__ = ["main"]
@@ -47,6 +47,7 @@ examples:
   workflows dev-clock advance "2 days"           move the dev server's clock forward
   workflows lint handler/                        check workflow code against the rules
   workflows ui --url $WORKFLOWS_URL              the dashboard of a deployed stack
+  workflows check-deploy --url $WORKFLOWS_URL    would the local code replay what is in flight?
 
 Run workflows COMMAND --help for a command's options and examples."""
 
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     instances.add_commands(commands)
     control.add_commands(commands)
     ui.add_commands(commands)
+    check_deploy.add_commands(commands)
     commands.add_parser(
         "lint", help="check workflow code against the rules of Workflows (workflows lint -h)"
     )
