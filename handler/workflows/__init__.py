@@ -18,7 +18,8 @@ instances with :class:`Workflow` (see :mod:`workflows.client`)::
     Workflow("greet", url="http://127.0.0.1:8787").create(params={"name": "ana"})
 """
 
-from .client import Workflow
+from typing import TYPE_CHECKING, Any
+
 from .engine.clock import Clock, SystemClock
 from .engine.config import RetryConfig, StepConfig
 from .engine.entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
@@ -43,6 +44,9 @@ from .engine.errors import (
 )
 from .engine.model import ErrorInfo, InstanceStatus, InstanceStatusView, ReceivedEvent, StepInfo
 from .engine.step import StepContext, WorkflowStep
+
+if TYPE_CHECKING:
+    from .client import Workflow
 
 __all__ = [
     "Clock",
@@ -78,3 +82,13 @@ __all__ = [
     "WorkflowStep",
     "WorkflowTimeoutError",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The client (and the HTTP mode and pydantic behind it) is imported on first use: a
+    # Lambda handler imports this package for the engine and never pays for it.
+    if name == "Workflow":
+        from .client import Workflow
+
+        return Workflow
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

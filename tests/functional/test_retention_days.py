@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any, ClassVar
 
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
@@ -24,7 +25,7 @@ class KeptAfterSuccess(WorkflowEntrypoint):
 def test_retention_days_reaches_the_runner_and_the_api(aws_env: Any) -> None:
     # GIVEN the stack's runtime built with RETENTION_DAYS=3, on moto
     env = aws_env({"k": KeptAfterSuccess})
-    settings = env.aws.settings.model_copy(update={"retention_days": 3.0})
+    settings = dataclasses.replace(env.aws.settings, retention_days=3.0)
     runtime = build_runtime(
         settings, env.workflows, session=env.aws.session, clock=env.clock, sqs_max_delay=0.0
     )

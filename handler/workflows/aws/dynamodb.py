@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -47,12 +48,13 @@ from workflows.engine.recovery import all_due_shards, due_shard
 from workflows.engine.transitions import Change
 
 from . import items as it
-from .cursors import CursorSigner
 from .errors import error_code, translate
 from .journal_writes import off_loop
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+    from .cursors import CursorSigner
 
 T = TypeVar("T")
 log = logging.getLogger("workflows.dynamodb")
@@ -92,7 +94,13 @@ class DynamoStore:
         self.table = table
         self.clock = clock
         self.parallel_writes = parallel_writes
-        self.cursors = CursorSigner(client, table)
+
+    @functools.cached_property
+    def cursors(self) -> CursorSigner:
+        """Signs and checks listing cursors (made on first use: only listings need it)."""
+        from .cursors import CursorSigner
+
+        return CursorSigner(self.client, self.table)
 
     # --- creating -------------------------------------------------------------------------
 

@@ -4,23 +4,25 @@
 build theirs so, and hand it to the entrypoints' ``make_handler``); :func:`get_runtime` is the
 one each Lambda process builds from its environment, lazily, on its first request (the
 module-level ``handler`` of every entrypoint, and the Python client without a service).
+
+The instance API (``service``) and the runner are built on first use, each importing its half
+of the engine then: a handler's cold start loads only what its requests use (the runner never
+loads the instance API, the API, the trigger and the sweep never load replay).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
 
-from workflows.engine.advance import Runner, RunnerSettings, StatusListener
-from workflows.engine.clients import WorkflowClient
 from workflows.engine.clock import Clock, SystemClock
-from workflows.engine.entrypoint import Env, WorkflowEntrypoint
-from workflows.engine.service import InstanceService
+from workflows.engine.entrypoint import WorkflowEntrypoint
 from workflows.registry import load_workflows
 
 from .dynamodb import DynamoStore
@@ -29,17 +31,39 @@ from .scheduler import SchedulerWakeUps
 from .settings import AwsSettings
 from .sqs import SqsWorkQueue
 
-LAMBDA_RUNNER = RunnerSettings(
-    lease_seconds=960.0,  # the runner's 900 s timeout + a minute
-    inline_wait=2.0,  # retry delays up to 2 s are cheaper to sleep than to reschedule
-    margin_seconds=20.0,
-    signal_interval=2.0,  # look for pause/terminate at most every 2 s: no read per step
-)
+if TYPE_CHECKING:
+    from workflows.engine.advance import Runner, RunnerSettings, StatusListener
+    from workflows.engine.clients import WorkflowClient
+    from workflows.engine.service import InstanceService
+
+    LAMBDA_RUNNER: RunnerSettings
+
+
+def __getattr__(name: str) -> Any:
+    # LAMBDA_RUNNER is a RunnerSettings, which lives with the runner: made on first use, so
+    # that importing this module does not load the replay engine.
+    if name == "LAMBDA_RUNNER":
+        return lambda_runner()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def lambda_runner() -> RunnerSettings:
+    """How the deployed RunnerFunction paces itself (``LAMBDA_RUNNER``)."""
+    from workflows.engine.advance import RunnerSettings
+
+    return RunnerSettings(
+        lease_seconds=960.0,  # the runner's 900 s timeout + a minute
+        inline_wait=2.0,  # retry delays up to 2 s are cheaper to sleep than to reschedule
+        margin_seconds=20.0,
+        signal_interval=2.0,  # look for pause/terminate at most every 2 s: no read per step
+    )
 
 
 @dataclass(frozen=True)
 class AwsRuntime:
-    """Everything a Lambda handler needs."""
+    """Everything a Lambda handler needs: the adapters, and the instance API (``service``) and
+    the runner, each built on first use."""
 
     workflows: Mapping[str, type[WorkflowEntrypoint]]
     settings: AwsSettings
@@ -47,8 +71,48 @@ class AwsRuntime:
     queue: SqsWorkQueue
     wakeups: SchedulerWakeUps
     clock: Clock
-    service: InstanceService
-    runner: Runner
+    runner_settings: RunnerSettings | None = None  # None: lambda_runner()
+    env_values: Mapping[str, Any] = field(default_factory=dict)
+    on_status: StatusListener | None = None
+
+    @functools.cached_property
+    def service(self) -> InstanceService:
+        """The instance API: create, get, list, control, send events."""
+        from workflows.engine.service import InstanceService
+
+        return InstanceService(
+            self.workflows,
+            self.store,
+            self.queue,
+            self.wakeups,
+            self.clock,
+            retention_seconds=self.settings.retention_days * 86_400,
+        )
+
+    @functools.cached_property
+    def runner(self) -> Runner:
+        """The runner: advances an instance named by a work message."""
+        from workflows.engine.advance import Runner
+        from workflows.engine.entrypoint import Env
+
+        pacing = self.runner_settings or lambda_runner()
+        values = dict(self.env_values)
+        return Runner(
+            self.workflows,
+            self.store,
+            self.queue,
+            self.wakeups,
+            self.clock,
+            replace(pacing, retention_seconds=self.settings.retention_days * 86_400),
+            env=lambda: Env(values, self._workflow_client),
+            on_status=self.on_status,
+        )
+
+    def _workflow_client(self, name: str) -> WorkflowClient:
+        """What ``self.env.workflow(name)`` gives a workflow (few do: imported then)."""
+        from workflows.engine.clients import WorkflowClient
+
+        return WorkflowClient(name, self.service)
 
 
 def build_runtime(
@@ -57,7 +121,7 @@ def build_runtime(
     *,
     session: Any | None = None,
     clock: Clock | None = None,
-    runner_settings: RunnerSettings = LAMBDA_RUNNER,
+    runner_settings: RunnerSettings | None = None,
     sqs_max_delay: float = 900.0,
     env_values: Mapping[str, Any] | None = None,
     on_status: StatusListener | None = None,
@@ -70,7 +134,7 @@ def build_runtime(
         workflows: the registry.
         session: a boto3 Session (default: a new one).
         clock: the time source (default: the system clock).
-        runner_settings: how the runner paces itself.
+        runner_settings: how the runner paces itself (default: ``LAMBDA_RUNNER``).
         sqs_max_delay: wake-ups up to this many seconds away use SQS DelaySeconds.
         env_values: values readable as ``self.env.NAME`` in workflows.
         on_status: called with the instance record after each status change the runner makes.
@@ -90,21 +154,17 @@ def build_runtime(
         clock,
         sqs_max_delay,
     )
-    service = InstanceService(
-        workflows, store, queue, wakeups, clock, retention_seconds=settings.retention_days * 86_400
-    )
-    values = dict(env_values or {})
-    runner = Runner(
+    return AwsRuntime(
         workflows,
+        settings,
         store,
         queue,
         wakeups,
         clock,
-        replace(runner_settings, retention_seconds=settings.retention_days * 86_400),
-        env=lambda: Env(values, lambda name: WorkflowClient(name, service)),
-        on_status=on_status,
+        runner_settings,
+        dict(env_values or {}),
+        on_status,
     )
-    return AwsRuntime(workflows, settings, store, queue, wakeups, clock, service, runner)
 
 
 def _store(session: Any, settings: AwsSettings, clock: Clock, parallel: bool) -> DynamoStore:

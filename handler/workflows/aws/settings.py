@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass
 
 from workflows.engine.errors import ConfigurationError
 
@@ -18,10 +17,10 @@ _VARIABLES = {
 }
 
 
-class AwsSettings(BaseModel):
-    """Where the stack's resources are."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True)
+class AwsSettings:
+    """Where the stack's resources are (a plain dataclass: every handler reads it, and pydantic
+    would be a cold-start import of its own)."""
 
     table_name: str
     work_queue_url: str

@@ -1,21 +1,25 @@
 """The one codec every recorded value goes through: step results, params, payloads, output.
 
-Values are stored as JSON text. Pydantic models, dataclasses, datetimes, UUIDs, tuples and sets
-are encoded by pydantic-core; decoding gives plain JSON types back, or, when the step callback
-declares a return type (``def fetch() -> User``), a value validated into that type. Because the
-first run also returns the *decoded* value, a workflow sees the same types before and after a
-restart.
+Values are stored as JSON text. Plain JSON values (dicts, lists, tuples, strings, numbers,
+booleans, None) are encoded by the standard library; pydantic models, dataclasses, datetimes,
+UUIDs, sets, NaN and the rest by pydantic-core, imported the first time such a value comes by (it
+is a cold-start cost a runner whose steps return plain JSON never pays). Decoding gives plain
+JSON types back, or, when the step callback declares a return type (``def fetch() -> User``), a
+value validated into that type. Because the first run also returns the *decoded* value, a
+workflow sees the same types before and after a restart.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import typing
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pydantic
-import pydantic_core
+if TYPE_CHECKING:
+    import pydantic
 
 from .errors import NotSerializable, ResultTooLarge
 
@@ -30,20 +34,65 @@ def encode(value: Any, *, what: str = "step result", limit: int = MAX_VALUE_BYTE
         NotSerializable: the value has a type JSON cannot hold.
         ResultTooLarge: the encoded value is larger than ``limit`` bytes.
     """
+    text = _plain(value)
+    size = None if text is None else _utf8_size(text)
+    if text is None or size is None:
+        raw = _rich(value, what)
+        text, size = raw.decode(), len(raw)
+    if size > limit:
+        raise ResultTooLarge(
+            f"{what} is {size:,} bytes encoded, over the {limit:,}-byte (1 MiB) limit; "
+            "store large data outside the workflow (e.g. S3) and return a reference to it "
+            "(rules of Workflows: keep step return values under 1 MiB)"
+        )
+    return text
+
+
+# Compact, UTF-8 (not \u escapes), NaN refused: what pydantic-core writes for plain JSON.
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _plain(value: Any) -> str | None:
+    """``value`` as JSON text when it is plain JSON, else None."""
+    kind = type(value)
+    if kind is str:
+        return _quoted(value)
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
     try:
-        raw = pydantic_core.to_json(value)
+        return _JSON.encode(value)
+    except (TypeError, ValueError):  # a type JSON does not know, NaN, a cycle
+        return None
+
+
+_quoted: Callable[[str], str] = json.encoder.encode_basestring
+
+
+def _utf8_size(text: str) -> int | None:
+    """Bytes of ``text`` in UTF-8; None for a lone surrogate (pydantic-core decides then)."""
+    if text.isascii():
+        return len(text)
+    try:
+        return len(text.encode())
+    except UnicodeEncodeError:
+        return None
+
+
+def _rich(value: Any, what: str) -> bytes:
+    """``value`` as JSON, by pydantic-core (models, dataclasses, datetimes, ...)."""
+    import pydantic_core
+
+    try:
+        return pydantic_core.to_json(value)
     except pydantic_core.PydanticSerializationError as exc:
         raise NotSerializable(
             f"{what} is not JSON-serializable ({exc}); return JSON types, a pydantic model or "
             "a dataclass"
         ) from None
-    if len(raw) > limit:
-        raise ResultTooLarge(
-            f"{what} is {len(raw):,} bytes encoded, over the {limit:,}-byte (1 MiB) limit; "
-            "store large data outside the workflow (e.g. S3) and return a reference to it "
-            "(rules of Workflows: keep step return values under 1 MiB)"
-        )
-    return raw.decode()
 
 
 def decode(text: str | None, as_type: Any = None) -> Any:
@@ -58,6 +107,8 @@ def decode(text: str | None, as_type: Any = None) -> Any:
 
 @lru_cache(maxsize=256)
 def _adapter(as_type: Any) -> pydantic.TypeAdapter[Any]:
+    import pydantic  # only for declared return types: a runner that never meets one skips it
+
     return pydantic.TypeAdapter(as_type)
 
 
@@ -111,6 +162,10 @@ def _resolve(callback: Any, hint: Any) -> Any:
 def _is_pydantic_or_dataclass(hint: Any) -> bool:
     import dataclasses
 
-    return isinstance(hint, type) and (
-        issubclass(hint, pydantic.BaseModel) or dataclasses.is_dataclass(hint)
+    if not isinstance(hint, type):
+        return False
+    # A model class exists only once pydantic is imported: never import it just to ask.
+    pydantic = sys.modules.get("pydantic")
+    return dataclasses.is_dataclass(hint) or (
+        pydantic is not None and issubclass(hint, pydantic.BaseModel)
     )

@@ -19,7 +19,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import codec
 from .clock import Clock
@@ -49,9 +49,11 @@ from .model import (
 )
 from .operations import do, sleep, wait_for_event
 from .operations.base import SCOPE, Call, Registered, StepInterceptor, current_step
-from .operations.rollback import ChainEnd, run_chain
 from .parking import Parking
 from .step import StepContext, StepRollback, WorkflowStep
+
+if TYPE_CHECKING:
+    from .operations.rollback import ChainEnd
 
 log = logging.getLogger("workflows.replay")
 
@@ -237,6 +239,8 @@ class Replay:
         self._suspended_tasks = None
         self._in_chain = True
         try:
+            from .operations.rollback import run_chain  # only an instance rolling back needs it
+
             ended = await run_chain(self, self.rollbacks.values(), cause)
         except Suspend:
             if self._infra is not None:

@@ -63,7 +63,6 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.models import Server
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
@@ -88,6 +87,7 @@ from workflows.engine.versions import workflow_names
 from workflows.observability import logger
 from workflows.registry import load_workflows
 
+from ._swagger import add_swagger_ui
 from ._wiring import LambdaHandler, RuntimeSource, runtime_of
 from .api_models import (
     MAX_BATCH,
@@ -201,7 +201,7 @@ app.configure_openapi(
         "Workflows). Every error answer is {error: {code, message}}."
     ),
 )
-app.enable_swagger(path="/docs")
+add_swagger_ui(app, "/docs", lambda: _base_path(app.current_event.raw_event) or "/")
 
 # path pattern → methods, to tell "no such route" (404) from "wrong method" (405); every
 # pattern here is applied with fullmatch
@@ -536,6 +536,10 @@ def send_event(
 @app.get("/openapi.json", include_in_schema=False)
 def openapi_document() -> Response[str]:
     """The OpenAPI 3.1 document of this API, naming the server it is served from."""
+    # Powertools' OpenAPI models are the heaviest import of this module: only this route
+    # (and the document it builds) needs them, so a cold start does not load them.
+    from aws_lambda_powertools.event_handler.openapi.models import Server
+
     server = Server(url=_base_path(app.current_event.raw_event) or "/")
     document = app.get_openapi_json_schema(servers=[server])
     return Response(status_code=200, content_type=_JSON, body=document)

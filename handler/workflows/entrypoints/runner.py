@@ -17,12 +17,6 @@ from contextvars import ContextVar
 from typing import Any, cast
 
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from workflows.aws.runtime import AwsRuntime, get_runtime
 from workflows.aws.sqs import parse_work_message
@@ -31,6 +25,7 @@ from workflows.engine.errors import InfrastructureError, InstanceNotFound, Inval
 from workflows.observability import logger, metrics
 from workflows.registry import load_workflows
 
+from ._batch import SqsRecord, partial_batch_response
 from ._wiring import LambdaHandler, RuntimeSource, runtime_of
 
 load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
@@ -46,7 +41,7 @@ def remaining_seconds() -> float | None:
     return float(context.get_remaining_time_in_millis()) / 1000.0
 
 
-def record_handler(record: SQSRecord, runtime: AwsRuntime) -> AdvanceResult | None:
+def record_handler(record: SqsRecord, runtime: AwsRuntime) -> AdvanceResult | None:
     """Advance the instance named by one work message."""
     log = logger()
     try:
@@ -86,13 +81,9 @@ def record_handler(record: SQSRecord, runtime: AwsRuntime) -> AdvanceResult | No
     return result
 
 
-def _backoff(record: SQSRecord) -> int:
+def _backoff(record: SqsRecord) -> int:
     """Seconds before a failed message comes back: 5 s, doubling per receive, at most 5 min."""
-    try:
-        received = int(record.attributes.approximate_receive_count)
-    except (TypeError, ValueError):
-        received = 1
-    return int(min(300, 5 * 2 ** max(0, min(received - 1, 10))))
+    return int(min(300, 5 * 2 ** max(0, min(record.receive_count - 1, 10))))
 
 
 def _emit(result: AdvanceResult) -> None:
@@ -125,15 +116,9 @@ def make_handler(runtime: RuntimeSource) -> LambdaHandler:
 def _handle(event: dict[str, Any], context: Any, runtime: AwsRuntime) -> dict[str, Any]:
     @metrics().log_metrics
     def run(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        response = process_partial_response(
-            event=event,
-            record_handler=lambda record: record_handler(record, runtime),
-            # a batch whose every message failed is still a partial batch response (each
-            # message comes back after its own backoff), not an invocation error
-            processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False),
-            context=context,
-        )
-        return dict(response)
+        # a batch whose every message failed is still a partial batch response (each
+        # message comes back after its own backoff), not an invocation error
+        return partial_batch_response(event, lambda record: record_handler(record, runtime))
 
     return cast(dict[str, Any], run(event, context))
 

@@ -18,6 +18,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from workflows.aws.runtime import get_runtime
 from workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
+from workflows.engine.service import InstanceService
 from workflows.observability import logger, metrics
 from workflows.registry import load_workflows
 
@@ -35,7 +36,10 @@ def make_handler(runtime: RuntimeSource) -> LambdaHandler:
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         @metrics().log_metrics  # built on the first call: nothing at import time
         def run(event: dict[str, Any], context: Any) -> dict[str, int]:
-            count = runtime_of(runtime).service.recover(SWEEP_LIMIT)
+            # Every run uses the instance API: imported with this module, at init (Lambda
+            # gives init its full CPU), though the runtime builds it on first use
+            service: InstanceService = runtime_of(runtime).service
+            count = service.recover(SWEEP_LIMIT)
             if count:
                 metrics().add_metric(name="InstancesRecovered", unit=MetricUnit.Count, value=count)
             logger().info("recovery sweep", extra={"requeued": count})

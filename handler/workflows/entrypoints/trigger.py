@@ -38,13 +38,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-
 from workflows.aws.runtime import get_runtime
 from workflows.engine.errors import InstanceAlreadyExists, InvalidInput, WorkflowError
 from workflows.engine.limits import ID_PATTERN, MAX_ID
@@ -52,6 +45,7 @@ from workflows.engine.service import InstanceService
 from workflows.observability import logger
 from workflows.registry import load_workflows
 
+from ._batch import SqsRecord, partial_batch_response
 from ._wiring import LambdaHandler, RuntimeSource, runtime_of
 
 load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
@@ -178,7 +172,7 @@ def create(creation: Creation, service: InstanceService) -> bool:
     return True
 
 
-def record_handler(record: SQSRecord, service: InstanceService) -> str:
+def record_handler(record: SqsRecord, service: InstanceService) -> str:
     """Create the instance one trigger message asks for; raise to report the record failed."""
     try:
         creation = from_message(record.body, record.message_id)
@@ -212,16 +206,8 @@ def make_handler(runtime: RuntimeSource) -> LambdaHandler:
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         if "Records" in event:
             service = runtime_of(runtime).service
-            response = process_partial_response(
-                event=event,
-                record_handler=lambda record: record_handler(record, service),
-                # a batch of only bad records is answered like any other, not raised
-                processor=BatchProcessor(
-                    event_type=EventType.SQS, raise_on_entire_batch_failure=False
-                ),
-                context=context,
-            )
-            return dict(response)
+            # a batch of only bad records is answered like any other, not raised
+            return partial_batch_response(event, lambda record: record_handler(record, service))
         if "detail-type" in event and "source" in event:
             return event_handler(event, runtime_of(runtime).service)
         raise ValueError(

@@ -1,0 +1,84 @@
+"""Cold start: what each Lambda handler's module loads when imported in a fresh interpreter.
+
+A cold Lambda imports its handler before the first request; anything a request never needs
+is paid for on every cold start (bench/import_bench.py measures the time). These tests pin
+what must stay out, by module name: the runner never loads the instance API, the HTTP API's
+models, pydantic, the linter, the client's HTTP mode or the dashboard; the API, the trigger
+and the sweep never load the replay engine; nothing loads Powertools' batch utility or its
+OpenAPI models at import time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+# Never loaded by any handler's import.
+EVERYWHERE = (
+    "workflows.lint",
+    "workflows.client",
+    "workflows.http_service",
+    "workflows.remote",
+    "workflows.dashboard",
+    "workflows.cli",
+    "workflows.local",
+    "workflows.testing",
+    "aws_lambda_powertools.utilities.batch",
+    "aws_lambda_powertools.utilities.parser",
+    "aws_lambda_powertools.event_handler.openapi.models",
+)
+# The replay engine: only the runner advances instances.
+REPLAY = (
+    "workflows.engine.advance",
+    "workflows.engine.replay",
+    "workflows.engine.operations",
+)
+# The instance API, its HTTP models and the validation behind them.
+INSTANCE_API = (
+    "workflows.engine.service",
+    "workflows.entrypoints.api_models",
+    "aws_lambda_powertools.event_handler",
+    "pydantic",
+    "pydantic_core",
+)
+NOT_LOADED = {
+    "workflows.entrypoints.runner": (*EVERYWHERE, *INSTANCE_API),
+    "workflows.entrypoints.sweep": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:]),
+    "workflows.entrypoints.trigger": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:]),
+    "workflows.entrypoints.api": (*EVERYWHERE, *REPLAY),
+    "workflows": (*EVERYWHERE, *REPLAY, *INSTANCE_API, "boto3"),
+}
+
+
+def loaded_by(statement: str) -> set[str]:
+    """The modules loaded after ``statement`` runs in a fresh interpreter (no workflows
+    registered: a registered workflow's module loads what it imports)."""
+    env = {k: v for k, v in os.environ.items() if k != "WORKFLOWS"}
+    env.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    code = f"{statement}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def offending(loaded: set[str], forbidden: tuple[str, ...]) -> list[str]:
+    """The loaded modules that are, or are inside, a forbidden one."""
+    return sorted(m for m in loaded for f in forbidden if m == f or m.startswith(f + "."))
+
+
+@pytest.mark.parametrize("module", sorted(NOT_LOADED))
+def test_a_handler_import_loads_only_what_its_requests_use(module: str) -> None:
+    loaded = loaded_by(f"import {module}")
+    assert module in loaded
+    assert offending(loaded, NOT_LOADED[module]) == []
+
+
+def test_the_client_is_still_importable_from_the_package_and_loads_on_first_use() -> None:
+    loaded = loaded_by("import workflows\nfrom workflows import Workflow\nassert Workflow")
+    assert {"workflows.client", "workflows.http_service"} <= loaded
