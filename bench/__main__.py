@@ -11,6 +11,7 @@ BENCHMARKS = [
     "bench.lint_bench",
     "bench.dynamodb_bench",
     "bench.latency_bench",
+    "bench.import_bench",
     "bench.dashboard_bench",
     "bench.check_deploy_bench",
 ]
