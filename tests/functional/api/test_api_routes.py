@@ -19,9 +19,7 @@ def test_get_workflows_lists_the_registered_names(api: Api) -> None:
     # THEN it names the registered workflows, with their versions and instances in flight
     assert answer.status == 200
     assert answer.body["workflows"] == ["orders"]
-    assert [(v["version"], v["in_flight"]) for v in answer.body["versions"]["orders"]] == [
-        ("1", 0)
-    ]
+    assert [(v["version"], v["in_flight"]) for v in answer.body["versions"]["orders"]] == [("1", 0)]
     assert answer.headers["Content-Type"] == "application/json"
 
 
