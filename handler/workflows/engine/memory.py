@@ -233,7 +233,8 @@ class MemoryStore:
             stored = self._instances.get(ref)
             if stored is None or stored.record.lease_owner != owner:
                 return None
-            stored.record = dataclasses.replace(stored.record, lease_expires_at=expires_at)
+            if stored.record.lease_expires_at != expires_at:  # the same under a still clock
+                stored.record = dataclasses.replace(stored.record, lease_expires_at=expires_at)
             return stored.record
 
     def list_instances(

@@ -517,12 +517,10 @@ class Replay:
         if winner is entry:
             self.new_steps += entry.kind in NEW_STEP_KINDS
             self.retries += entry.kind in ATTEMPT_KINDS
-            log.debug(
-                "recorded %s %r",
-                entry.kind.value,
-                entry.name,
-                extra={"step": entry.name, "attempt": entry.attempt or 1, "kind": entry.kind.value},
-            )
+            if log.isEnabledFor(logging.DEBUG):  # its arguments cost a step a few µs
+                kind = entry.kind.value
+                step = {"step": entry.name, "attempt": entry.attempt or 1, "kind": kind}
+                log.debug("recorded %s %r", kind, entry.name, extra=step)
         return winner
 
     def register_rollback(self, registered: Registered) -> None:
@@ -532,6 +530,11 @@ class Replay:
     def now(self) -> float:
         """The current time, from the injected clock."""
         return self.clock.time()
+
+    def alone(self) -> bool:
+        """True when the calling step is the only one of the pass running, and no other is
+        scheduled (a gather's steps are all tracked before the first one starts)."""
+        return self._parking.running <= 1 and not self._pending
 
     def stand_in(self, ctx: StepContext) -> Callable[..., Any] | None:
         """The interceptor's stand-in for this ``step.do`` attempt, if it has one."""

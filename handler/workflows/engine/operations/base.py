@@ -145,6 +145,11 @@ class Pass(Protocol):
         """The current time, from the pass's clock."""
         ...
 
+    def alone(self) -> bool:
+        """True when no other step of the pass is running or about to start: a sync callback
+        may then run inline (see :mod:`workflows.engine.callbacks`)."""
+        ...
+
     def stand_in(self, ctx: StepContext) -> Callable[..., Any] | None:
         """The interceptor's stand-in for this attempt (see :class:`StepInterceptor`)."""
         ...

@@ -140,7 +140,8 @@ class _Attempts:
         self.attempt_started_at = self.replay.now()
         try:
             body = self.replay.stand_in(ctx) or self.callback  # a test's mock, else the callback
-            value = await call_with_timeout(body, args, self.config.timeout, label)
+            alone = self.replay.alone()
+            value = await call_with_timeout(body, args, self.config.timeout, label, alone=alone)
             result = codec.encode(value, what=f"result of step {call.name!r}")
         except Exception as exc:
             return await self._failed(exc, ctx)

@@ -111,7 +111,10 @@ class _Rollback:
         try:
             undo, timeout = self.registered.rollback.undo, self.config.timeout
             setting = f"rollback_config's 'timeout' of step {call.name!r}"
-            await call_with_timeout(undo, (ctx, output, error), timeout, label, setting)
+            alone = self.replay.alone()
+            await call_with_timeout(
+                undo, (ctx, output, error), timeout, label, setting, alone=alone
+            )
         except Exception as exc:
             return await self._failed(exc, attempt_started_at)
         finally:
