@@ -274,3 +274,26 @@ def test_the_text_timeline_shows_attempts_traceback_wait_and_sleep(
     assert 'awaits \'approved\' -> {"user": "ana"}' in text
     assert "awaits 'never'" in text and "WorkflowTimeoutError" in text
     assert "wakes at " in text
+
+
+class RetriedAtOnce(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        def flaky(ctx: Any) -> str:
+            if ctx.attempt < 3:
+                raise ConnectionError(f"down (attempt {ctx.attempt})")
+            return "up"
+
+        return await step.do("flaky", {"retries": {"limit": 3, "delay": 0}}, flaky)
+
+
+def test_attempts_recorded_at_the_same_instant_show_in_order(make_env: EnvFactory) -> None:
+    """A retry without delay on a clock that stands still records every attempt and the
+    outcome at one instant: the row still ends as the step ended, its attempts in order."""
+    env = make_env({"w": RetriedAtOnce})
+    inst = env.create("w", id="same-instant")
+    env.run_until_idle()
+
+    row = inst.status().steps[0]
+    assert (row.status, row.output, row.attempts) == ("complete", "up", 3)
+    history = inst.status().to_dict()["steps"][0]["attempt_history"]
+    assert [(a["attempt"], a["success"]) for a in history] == [(1, False), (2, False), (3, True)]

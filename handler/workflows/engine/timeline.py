@@ -45,7 +45,7 @@ def build_timeline(
     as ``errored`` and a sleep or wait still pending as ``cancelled``: neither will go on.
     """
     groups: dict[str, list[JournalEntry]] = {}
-    for entry in sorted(entries, key=lambda e: (e.at, e.key)):
+    for entry in sorted(entries, key=_recorded_order):
         groups.setdefault(base_key(entry), []).append(entry)
     positions = {key: group[0].position for key, group in groups.items()}
     payloads = {event.id: event.payload for event in events}
@@ -67,6 +67,16 @@ def build_timeline(
     if finished:
         rows = [_ended(row) for row in rows]
     return rows
+
+
+_ENDINGS = frozenset({EntryKind.STEP, EntryKind.DELIVERY, EntryKind.ROLLBACK})
+
+
+def _recorded_order(entry: JournalEntry) -> tuple[float, bool, int, str]:
+    """Oldest first; at the same instant (a retry without delay, a virtual clock that stands
+    still) a step's failed attempts in their order, then its outcome, and a wait before its
+    delivery — so a group's last entry is always how it ended."""
+    return (entry.at, entry.kind in _ENDINGS, entry.attempt, entry.key)
 
 
 def _ended(row: StepInfo) -> StepInfo:
