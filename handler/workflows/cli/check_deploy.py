@@ -26,7 +26,7 @@ from workflows.engine.replayer import Divergence, Replayer, StepCall
 from workflows.engine.versions import is_registered, workflow_names
 from workflows.remote import ApiError, HttpApi
 
-from .console import CommandError, Console, Exit, add_api_options, add_command, api
+from .console import CommandError, Console, Exit, add_api_options, add_command, api, whole_number
 
 __all__ = ["Checked", "add_commands", "check_deploy"]
 
@@ -63,7 +63,7 @@ def add_commands(commands: Any) -> None:
     )
     check.add_argument(
         "--concurrency",
-        type=_concurrency,
+        type=whole_number(1, 64),
         default=DEFAULT_CONCURRENCY,
         metavar="N",
         help=f"histories fetched and replayed at once (default {DEFAULT_CONCURRENCY})",
@@ -270,13 +270,3 @@ class _Progress:
 
 def _call(call: StepCall | None) -> dict[str, str] | None:
     return None if call is None else {"name": call.name, "kind": call.kind}
-
-
-def _concurrency(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if not 1 <= count <= 64:
-        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 64, not {text!r}")
-    return count

@@ -127,6 +127,22 @@ def add_api_options(parser: argparse.ArgumentParser, *, json_help: str | None = 
         parser.add_argument("--json", action="store_true", help=json_help)
 
 
+def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` taking a whole number from ``low`` (to ``high``, when given)."""
+    shown = f"≥ {low}" if high is None else f"from {low} to {high}"
+
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            number = low - 1
+        if number < low or (high is not None and number > high):
+            raise argparse.ArgumentTypeError(f"must be a whole number {shown}, not {text!r}")
+        return number
+
+    return parse
+
+
 def api(args: argparse.Namespace) -> HttpApi:
     """The API at ``--url`` (default: ``WORKFLOWS_URL``, else the dev server)."""
     url = args.url or default_url()

@@ -7,7 +7,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .console import CommandError, Console, Exit, add_api_options, add_command, api, json_option
+from .console import (
+    CommandError,
+    Console,
+    Exit,
+    add_api_options,
+    add_command,
+    api,
+    json_option,
+    whole_number,
+)
 
 __all__ = ["add_commands"]
 
@@ -81,7 +90,7 @@ def _add_from_step(restart: argparse.ArgumentParser) -> None:
     )
     restart.add_argument(
         "--count",
-        type=_occurrence,
+        type=whole_number(1),
         metavar="N",
         help="with --from-step: the step's occurrence, 1 for the first call with its name "
         "(default 1)",
@@ -106,16 +115,6 @@ def _add_delete(commands: Any) -> None:
     delete.add_argument("name", metavar="NAME", help="the workflow's registered name")
     delete.add_argument("ids", metavar="ID", nargs="+", help="the instances' ids")
     add_api_options(delete, json_help="print the API's answer (deleted and errors) as JSON")
-
-
-def _occurrence(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number ≥ 1, not {text!r}")
-    return count
 
 
 def change_status(args: argparse.Namespace, console: Console) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 from workflows.engine.model import InstanceStatus
 from workflows.text_timeline import render
 
-from .console import Console, add_api_options, add_command, api, json_option
+from .console import Console, add_api_options, add_command, api, json_option, whole_number
 
 __all__ = ["add_commands"]
 
@@ -80,7 +80,7 @@ def _add_list(family: Any) -> None:
         + ", ".join(s.value for s in InstanceStatus if s is not InstanceStatus.UNKNOWN),
     )
     listing.add_argument(
-        "--limit", type=_page_size, help=f"page size, 1 to {MAX_PAGE} (default 50)"
+        "--limit", type=whole_number(1, MAX_PAGE), help=f"page size, 1 to {MAX_PAGE} (default 50)"
     )
     listing.add_argument("--cursor", help="the cursor printed with the previous page")
     add_api_options(listing, json_help="print the API's answer (instances and cursor) as JSON")
@@ -102,7 +102,7 @@ def _add_step(family: Any) -> None:
     step.add_argument("step", metavar="STEP", help="the step's name")
     step.add_argument(
         "--count",
-        type=_occurrence,
+        type=whole_number(1),
         default=1,
         metavar="N",
         help="the step's occurrence: 1 for the first call with its name (default 1)",
@@ -148,28 +148,6 @@ def _describe_arguments(describe: argparse.ArgumentParser) -> None:
     describe.add_argument("name", metavar="NAME", help="the workflow's registered name")
     describe.add_argument("id", metavar="ID", help="the instance's id")
     add_api_options(describe, json_help="print the API's answer as JSON")
-
-
-def _page_size(text: str) -> int:
-    try:
-        size = int(text)
-    except ValueError:
-        size = 0
-    if not 1 <= size <= MAX_PAGE:
-        raise argparse.ArgumentTypeError(
-            f"must be a whole number from 1 to {MAX_PAGE}, not {text!r}"
-        )
-    return size
-
-
-def _occurrence(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number ≥ 1, not {text!r}")
-    return count
 
 
 def step_output(args: argparse.Namespace, console: Console) -> int:
