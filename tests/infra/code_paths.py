@@ -185,6 +185,15 @@ def _reached(code: Code) -> Iterator[Code]:
             and child.func.id in definitions
         ):
             yield Code(code.module, child.func.id)
+        elif (
+            not code.name
+            and isinstance(child, ast.ImportFrom)
+            and child.level == 1
+            and (child.module or "").startswith("_")
+        ):
+            # an entrypoint's private helper module (``from ._events import ...``): its code
+            # runs on the entrypoint's requests
+            yield Code(f"{Path(code.module).parent}/{child.module}.py", "")
 
 
 def code_path(entrypoint: str) -> set[Code]:

@@ -263,10 +263,10 @@ REMOVED = [
     # The API cancels wake-ups (terminate, restart) but never schedules one.
     ("ApiFunction", "scheduler:CreateSchedule"),
     ("ApiFunction", "iam:PassRole"),
-    # The trigger only creates: a conditional put, then a work message.
-    ("TriggerFunction", "dynamodb:GetItem"),
-    ("TriggerFunction", "dynamodb:UpdateItem"),
+    # The trigger creates (a conditional put, then a work message) and delivers events (a
+    # read of the instance item, then one transaction): it never queries.
     ("TriggerFunction", "dynamodb:Query"),
+    ("TriggerFunction", "dynamodb:DeleteItem"),
     ("TriggerFunction", "scheduler:CreateSchedule"),
     ("TriggerFunction", "iam:PassRole"),
 ]
@@ -285,11 +285,11 @@ def test_only_the_runner_may_pass_the_scheduler_role() -> None:
     assert holders == {"RunnerFunction"}
 
 
-def test_the_trigger_puts_to_the_table_only() -> None:
+def test_the_trigger_reads_and_writes_items_of_the_table_only() -> None:
     (statement,) = [
         s for s in ALLOWS if s.owner == "TriggerFunction" and "dynamodb:PutItem" in s.actions
     ]
-    assert statement.actions == ["dynamodb:PutItem"]
+    assert statement.actions == ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem"]
     assert statement.resources == [{"Fn::GetAtt": ["Table", "Arn"]}]
 
 

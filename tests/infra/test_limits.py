@@ -185,8 +185,12 @@ def delivered(session: boto3.Session, pattern: dict[str, Any], sources: list[str
 def test_only_events_of_the_default_source_start_instances(session: boto3.Session) -> None:
     # GIVEN the rule as deployed with the default parameters
     pattern = pattern_for()
-    # THEN it matches on the source alone, and only the configured one
-    assert pattern == {"source": [PARAMETERS["TriggerEventSource"]["Default"]]}
+    # THEN it matches on the source, only the configured one, and leaves the detail-type of
+    # events for existing instances to their own rule (WorkflowEvents)
+    assert pattern == {
+        "source": [PARAMETERS["TriggerEventSource"]["Default"]],
+        "detail-type": [{"anything-but": ["Workflow Event"]}],
+    }
     sources = ["workflows.trigger", "someone.else", "workflows.trigger.extra", "workflows"]
     assert delivered(session, pattern, sources) == ["workflows.trigger"]
 

@@ -1,4 +1,5 @@
-"""TriggerFunction: creates instances from trigger-queue messages and EventBridge events.
+"""TriggerFunction: creates instances from trigger-queue messages and EventBridge events, and
+delivers ``Workflow Event`` EventBridge events to instances (see :mod:`._events`).
 
 **SQS** (a batch, partial batch response). Each message body is a JSON object
 ``{"workflow"?, "id"? | "instance_id"?, "params"?}``; ``workflow`` defaults to the
@@ -6,7 +7,8 @@
 must not start an instance without its params).
 
 **EventBridge** (one event per invocation, told apart by its ``detail-type`` and ``source``
-keys). The workflow is ``detail.workflow``, else ``TRIGGER_WORKFLOW``. The params are the
+keys; a ``detail-type`` of ``Workflow Event`` is an event for an existing instance, any other
+creates one). The workflow is ``detail.workflow``, else ``TRIGGER_WORKFLOW``. The params are the
 ``detail`` object without its ``workflow`` key, which only routes the event; everything else,
 ``id`` included, reaches the workflow as ``event.payload``. The envelope (source, detail-type,
 time...) is not passed on.
@@ -31,7 +33,6 @@ raises: Lambda's asynchronous retries run out and the ``OnFailure`` destination 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -40,19 +41,22 @@ from typing import Any
 
 from workflows.aws.runtime import get_runtime
 from workflows.engine.errors import InstanceAlreadyExists, InvalidInput, WorkflowError
-from workflows.engine.limits import ID_PATTERN, MAX_ID
 from workflows.engine.service import InstanceService
 from workflows.observability import logger
 from workflows.registry import load_workflows
 
 from ._batch import SqsRecord, partial_batch_response
+from ._events import WORKFLOW_EVENT, delivery_handler
+from ._ids import derived_id
 from ._wiring import LambdaHandler, RuntimeSource, runtime_of
 
 load_workflows()  # a bad WORKFLOWS entry fails the cold start, naming it
 
 __all__ = [
+    "WORKFLOW_EVENT",
     "Creation",
     "create",
+    "delivery_handler",
     "derived_id",
     "event_handler",
     "from_event",
@@ -72,18 +76,6 @@ class Creation:
     workflow: Any
     id: Any
     params: Any
-
-
-def derived_id(prefix: str, delivery_id: str) -> str:
-    """The instance id for a delivery that names none: stable across redeliveries.
-
-    ``<prefix>-<delivery id>`` when that is a valid instance id, else ``<prefix>-<sha256>``
-    (never a lossy rewrite, which could map two deliveries to one id).
-    """
-    candidate = f"{prefix}-{delivery_id}"
-    if len(candidate) <= MAX_ID and ID_PATTERN.fullmatch(candidate):
-        return candidate
-    return f"{prefix}-{hashlib.sha256(delivery_id.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
 def from_message(body: str, message_id: str) -> Creation:
@@ -208,6 +200,8 @@ def make_handler(runtime: RuntimeSource) -> LambdaHandler:
             service = runtime_of(runtime).service
             # a batch of only bad records is answered like any other, not raised
             return partial_batch_response(event, lambda record: record_handler(record, service))
+        if event.get("detail-type") == WORKFLOW_EVENT and "source" in event:
+            return delivery_handler(event, runtime_of(runtime).service)  # see ._events
         if "detail-type" in event and "source" in event:
             return event_handler(event, runtime_of(runtime).service)
         raise ValueError(
