@@ -58,6 +58,7 @@ from workflows.engine.model import (
     InstanceRef,
     InstanceStatus,
     JournalEntry,
+    ParentRef,
     RollbackInfo,
     RollbackStatus,
 )
@@ -304,6 +305,8 @@ def instance_item(record: InstanceRecord) -> tuple[Item, list[Item]]:
     item["workflow_version"] = s(record.workflow_version)
     if record.status_reason is not None:
         item["status_reason"] = s(record.status_reason)
+    if record.parent is not None:  # a child workflow's parent, written once at creation
+        item["parent"] = {"M": {k: s(v) for k, v in record.parent.to_dict().items()}}
     ttl = record.created_at + JOURNAL_HORIZON
     chunks = put_blob(item, "params", record.params, INSTANCE_SK, pk, ttl)
     if record.output is not None:
@@ -367,6 +370,9 @@ def instance_record(item: Item, chunks: dict[str, Item] | None = None) -> Instan
         rollback=get_rollback(item),
         workflow_version=get_s(item, "workflow_version") or "1",  # items before versions: "1"
         status_reason=get_s(item, "status_reason"),
+        parent=ParentRef.from_dict(
+            {k: v["S"] for k, v in item["parent"]["M"].items()} if "parent" in item else None
+        ),
     )
 
 

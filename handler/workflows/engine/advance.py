@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from . import codec
+from .children import Children
 from .clock import Clock
 from .entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
 from .errors import InfrastructureError, SuspendReason
@@ -138,6 +139,7 @@ class Runner:
         self._env = env or Env
         self._on_status = on_status
         self.interceptor = interceptor
+        self.children = Children(workflows, store, queue, clock)  # step.run_workflow's
         # Each workflow's retention by outcome, checked here so a bad one fails at start-up.
         self._retention = {
             name: retention_of(workflows, name, self.settings.retention_seconds)
@@ -215,6 +217,8 @@ class Runner:
             change = transition.change(record, self.clock.time())
             if record.status_reason is not None and not isinstance(transition, Park):
                 change = dataclasses.replace(change or Change(release=True), status_reason=None)
+            if change is not None:  # a child's end reaches its parent first: engine.children
+                self.children.finishing(record, change)
             updated = self.store.update(ref, record.version, change or Change(release=True))
             if updated is None:  # something arrived meanwhile: replay with it
                 state = self.store.load(ref)
@@ -329,6 +333,9 @@ class Runner:
             ref=record.ref,
             interceptor=self.interceptor,
             rollback=record.rollback,
+            children=lambda call, workflow, id, params: self.children.start(
+                record, (call.name, call.key), workflow, id, params
+            ),
         )
         try:
             outcome = await replay.run()

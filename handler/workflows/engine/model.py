@@ -16,6 +16,9 @@ from typing import Any
 from .clock import iso, to_datetime
 from .frozen import FrozenDict, freeze
 
+CHILD_EVENT_PREFIX = "child:"
+"""The event type of a ``step.run_workflow`` wait starts with it: not a valid type for
+``send_event`` (a colon), so only the child's end can deliver it."""
 REDACTED = "[REDACTED]"  # what status, timeline and API show for a sensitive step's output
 
 
@@ -171,6 +174,30 @@ class RollbackInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ParentRef:
+    """The instance that started a child workflow, and its ``step.run_workflow`` step: what
+    the child's status shows as ``parent`` (``{workflow, id, step}``), and whom its end wakes."""
+
+    workflow: str
+    id: str
+    step: str
+
+    @property
+    def ref(self) -> InstanceRef:
+        return InstanceRef(self.workflow, self.id)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"workflow": self.workflow, "id": self.id, "step": self.step}
+
+    @classmethod
+    def from_dict(cls, shown: Mapping[str, Any] | None) -> ParentRef | None:
+        """The parent a :meth:`to_dict` shows (None for None)."""
+        if not shown:
+            return None
+        return cls(str(shown["workflow"]), str(shown["id"]), str(shown["step"]))
+
+
+@dataclass(frozen=True, slots=True)
 class InstanceRef:
     """Which instance: workflow name and instance id (ids are unique per workflow)."""
 
@@ -228,6 +255,7 @@ class InstanceRecord:
     rollback: RollbackInfo | None = None  # set once the instance rolls back (see transitions)
     workflow_version: str = "1"  # the class version it was created on (see engine.versions)
     status_reason: str | None = None  # why it does not move on, e.g. its version is not deployed
+    parent: ParentRef | None = None  # set at creation on a child workflow (see engine.children)
 
     @property
     def ref(self) -> InstanceRef:
@@ -284,14 +312,16 @@ class JournalEntry:
 
     @property
     def call_kind(self) -> str:
-        """The step method that made this entry (``do``, ``sleep``, ``wait_for_event``), or
-        ``rollback`` for a step's rollback."""
+        """The step method that made this entry (``do``, ``sleep``, ``wait_for_event``,
+        ``run_workflow``), or ``rollback`` for a step's rollback."""
         if self.kind in ROLLBACK_KINDS:
             return "rollback"
         if self.kind in (EntryKind.STEP, EntryKind.ATTEMPT):
             return "do"
         if self.kind is EntryKind.SLEEP:
             return "sleep"
+        if (self.event_type or "").startswith(CHILD_EVENT_PREFIX):
+            return "run_workflow"  # a child workflow's wait (see engine.children)
         return "wait_for_event"
 
 
@@ -398,12 +428,14 @@ class StepInfo:
     received, the event's payload as its ``output``; a sleep shows when it wakes (``wake_at``).
     A ``rollback`` row is a step's rollback: named as the step it undoes, after the steps, in
     the order the rollbacks ran, with its attempts; its ``output`` is always None.
+    A ``runWorkflow`` row is a child workflow: ``child`` links it (``{workflow, id}``), and its
+    output (or error) is the child's.
     ``parent`` (the enclosing step of a nested step) is not part of :meth:`to_dict`.
     """
 
     name: str
     count: int
-    type: str  # "do" | "sleep" | "waitForEvent" | "rollback"
+    type: str  # "do" | "sleep" | "waitForEvent" | "runWorkflow" | "rollback"
     status: StepStatus
     attempts: int
     start: float | None
@@ -414,6 +446,7 @@ class StepInfo:
     attempt_history: tuple[AttemptInfo, ...] = ()
     event_type: str | None = None
     wake_at: float | None = None
+    child: Mapping[str, str] | None = None  # a runWorkflow row's child: {workflow, id}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -429,6 +462,7 @@ class StepInfo:
             "attempt_history": [attempt.to_dict() for attempt in self.attempt_history],
             "event_type": self.event_type,
             "wake_at": iso(self.wake_at),
+            "child": dict(self.child) if self.child else None,
         }
 
     @classmethod
@@ -450,6 +484,7 @@ class StepInfo:
             ),
             event_type=shown.get("event_type"),
             wake_at=_epoch(shown.get("wake_at")),
+            child=shown.get("child"),
         )
 
 
@@ -474,6 +509,7 @@ class InstanceStatusView:
     rollback: RollbackInfo | None = None
     workflow_version: str = "1"
     status_reason: str | None = None
+    parent: ParentRef | None = None  # the instance that started it, for a child workflow
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -492,6 +528,7 @@ class InstanceStatusView:
             "rollback": self.rollback.to_dict() if self.rollback else None,
             "workflow_version": self.workflow_version,
             "status_reason": self.status_reason,
+            "parent": self.parent.to_dict() if self.parent else None,
         }
 
     @classmethod
@@ -511,6 +548,7 @@ class InstanceStatusView:
             rollback=RollbackInfo.from_dict(shown.get("rollback")),
             workflow_version=str(shown.get("workflow_version") or "1"),
             status_reason=shown.get("status_reason"),
+            parent=ParentRef.from_dict(shown.get("parent")),
         )
 
 

@@ -32,9 +32,19 @@ FORWARD_KINDS = frozenset(
 )
 """The entries of forward steps (not of rollbacks)."""
 
-_TYPES = {"do": "do", "sleep": "sleep", "waitForEvent": "waitForEvent"}
-_TYPE_ALIASES = {**_TYPES, "wait_for_event": "waitForEvent"}
-_CALL_TYPES = {"do": "do", "sleep": "sleep", "wait_for_event": "waitForEvent"}
+_TYPES = {
+    "do": "do",
+    "sleep": "sleep",
+    "waitForEvent": "waitForEvent",
+    "runWorkflow": "runWorkflow",
+}
+_TYPE_ALIASES = {**_TYPES, "wait_for_event": "waitForEvent", "run_workflow": "runWorkflow"}
+_CALL_TYPES = {
+    "do": "do",
+    "sleep": "sleep",
+    "wait_for_event": "waitForEvent",
+    "run_workflow": "runWorkflow",
+}
 _SELECTOR_KEYS = frozenset({"name", "count", "type"})
 _LISTED = 20  # steps named in a "not found" message before "and N more"
 

@@ -47,18 +47,22 @@ from .model import (
     ReceivedEvent,
     RollbackInfo,
 )
-from .operations import do, sleep, wait_for_event
+from .operations import do, run_workflow, sleep, wait_for_event
 from .operations.base import SCOPE, Call, Registered, StepInterceptor, current_step
 from .parking import Parking
 from .step import StepContext, StepRollback, WorkflowStep
 
 if TYPE_CHECKING:
+    from .children import ChildStart
     from .operations.rollback import ChainEnd
 
 log = logging.getLogger("workflows.replay")
 
 Recorder = Callable[[JournalEntry], Awaitable[JournalEntry]]
 SignalCheck = Callable[[], SuspendReason | None]
+ChildStarter = Callable[[Call, str, "str | None", str], "ChildStart"]
+"""Creates a ``step.run_workflow``'s child: ``(call, workflow, id, params)`` (the runner's,
+see :class:`workflows.engine.children.Children`)."""
 T = TypeVar("T")
 
 # Reasons a pass can stop early, most urgent first. Timers (sleep/retry/event) come after.
@@ -145,6 +149,8 @@ class Replay:
             every step as written.
         rollback: the instance's rollback once it rolls back (its record's): the pass is then
             in rollback mode; None (the default) goes forward.
+        children: creates the children of ``step.run_workflow`` steps; None (the default)
+            stops the pass at a new one, as a replay of a history does.
     """
 
     def __init__(
@@ -161,8 +167,10 @@ class Replay:
         ref: InstanceRef | None = None,
         interceptor: StepInterceptor | None = None,
         rollback: RollbackInfo | None = None,
+        children: ChildStarter | None = None,
     ) -> None:
         self.workflow = workflow
+        self._children = children
         self.event = event
         self.journal = journal
         self._record = record
@@ -548,6 +556,13 @@ class Replay:
             return False
         return self._interceptor.event_timed_out(self._ref, call.name, event_type)
 
+    def start_child(self, call: Call, workflow: str, id: str | None, params: str) -> ChildStart:
+        """Create the child of a ``step.run_workflow`` (a store failure stops the pass)."""
+        starter = self._children
+        if starter is None:  # nothing may be created here (a history's replay)
+            self.suspend(SuspendReason.RELOAD)
+        return self._store(lambda: starter(call, workflow, id, params))
+
     # --- the operations (see workflows.engine.operations) -------------------------------
 
     async def do(
@@ -567,3 +582,9 @@ class Replay:
     async def wait_for_event(self, name: str, event_type: str, timeout: float) -> ReceivedEvent:
         """The body of ``step.wait_for_event``."""
         return await wait_for_event.run(self, name, event_type, timeout)
+
+    async def run_workflow(
+        self, name: str, workflow: str, params: str, id: str | None, timeout: float
+    ) -> Any:
+        """The body of ``step.run_workflow``."""
+        return await run_workflow.run(self, name, workflow, params, id, timeout)

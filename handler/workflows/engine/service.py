@@ -302,6 +302,7 @@ class InstanceService:
             rollback=record.rollback.shown(record.status in FINISHED) if record.rollback else None,
             workflow_version=record.workflow_version,
             status_reason=record.status_reason,
+            parent=record.parent,
         )
 
     def _timeline(self, state: InstanceState) -> list[StepInfo]:
@@ -441,14 +442,25 @@ class InstanceService:
         With ``rollback=True`` the rollbacks of the steps it started run first (their error
         is named ``Terminated``), and then it becomes ``terminated``: meanwhile it is running.
         It is kept for its workflow's ``retention["error"]`` (default: the runtime's).
+
+        Its child workflows still running (``step.run_workflow``) are terminated too, and a
+        child's parent gets its step's answer (see :mod:`workflows.engine.children`).
         """
+        from .children import terminated  # what only a terminate needs
+
         if rollback:
             record = self._change(ref, TerminateWithRollback())[1]
             self._post(lambda: self.queue.send(ref), ref)
+            terminated(self, record)
             return record
         keep = retention_of(self.workflows, ref.workflow, self.retention_seconds).error
-        record = self._change(ref, Terminate(keep))[1]
+        try:
+            record = self._change(ref, Terminate(keep))[1]
+        except InvalidTransition:
+            terminated(self, self.store.get(ref))  # a terminate retried after a crash: finish it
+            raise
         self._post(lambda: self.scheduler.cancel(ref), ref)  # a stale wake-up is harmless
+        terminated(self, record)
         return record
 
     def restart(

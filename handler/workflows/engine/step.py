@@ -1,4 +1,5 @@
-"""``step`` — what ``run()`` receives: ``do``, ``sleep``, ``sleep_until``, ``wait_for_event``.
+"""``step`` — what ``run()`` receives: ``do``, ``sleep``, ``sleep_until``, ``wait_for_event``,
+``run_workflow``.
 
 This module validates the call (name, config, durations) at once, synchronously, so a bad call
 fails where it is written; :mod:`workflows.engine.operations` does the work, in the replay pass
@@ -13,10 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from . import codec
 from .config import StepConfig, parse_config, parse_rollback_config
 from .durations import MAX_SLEEP_SECONDS, Duration, format_duration, parse_duration
-from .errors import InvalidStepError
-from .limits import check_event_type, check_step_name
+from .errors import InvalidInput, InvalidStepError, WorkflowError
+from .limits import check_event_type, check_id, check_step_name, check_workflow_name
 from .model import ReceivedEvent
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ T = TypeVar("T")
 
 MIN_WAIT_TIMEOUT = 1.0
 DEFAULT_WAIT_TIMEOUT = "24 hours"
+DEFAULT_CHILD_TIMEOUT = "365 days"
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +206,48 @@ class WorkflowStep:
                 f"got {format_duration(seconds)}"
             )
         return self._replay.track(name, self._replay.wait_for_event(name, type, seconds))
+
+    def run_workflow(
+        self,
+        name: str,
+        *,
+        workflow: str,
+        params: Any = None,
+        id: str | None = None,
+        timeout: Duration = DEFAULT_CHILD_TIMEOUT,
+    ) -> Coroutine[Any, Any, Any]:
+        """Run an instance of the registered ``workflow`` as a child, and return its output.
+
+        The child is created once (its id is derived from this instance's id and the step
+        when ``id`` is None), the parent holds no compute while it runs, and the child's end
+        wakes the parent. The child's status names its parent (``parent``), and this step's
+        timeline row links the child (``child``). Terminating the parent terminates its
+        children that are still running. ``params`` becomes the child's ``event.payload``.
+
+        Raises:
+            StepFailedError: the child errored (with its error's name and message), was
+                terminated (``Terminated``), could not be created (its workflow is not
+                registered, its id belongs to another instance), or did not finish within
+                ``timeout`` (1 second to 365 days; 365 days by default).
+            InvalidStepError: bad name, workflow name, id, params or timeout.
+        """
+        check_step_name(name)
+        what = f"step.run_workflow({name!r})"
+        try:
+            check_workflow_name(workflow)
+            if id is not None:
+                check_id(id)
+            encoded = codec.encode({} if params is None else params, what=f"params of {what}")
+        except (InvalidInput, WorkflowError) as exc:
+            raise InvalidStepError(f"{what}: {exc}") from None
+        seconds = parse_duration(timeout, what=f"timeout of {what}")
+        if not MIN_WAIT_TIMEOUT <= seconds <= MAX_SLEEP_SECONDS:
+            raise InvalidStepError(
+                f"{what} timeout must be between 1 second and 365 days, got "
+                f"{format_duration(seconds)}"
+            )
+        body = self._replay.run_workflow(name, workflow, encoded, id, seconds)
+        return self._replay.track(name, body)
 
 
 def _step_rollback(

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from . import codec
+from .children import child_of, child_outcome
 from .journal import NEST, base_key, rollback_key, shifted
 from .model import (
     REDACTED,
@@ -18,7 +19,13 @@ from .model import (
     StepStatus,
 )
 
-_TYPES = {"do": "do", "sleep": "sleep", "wait_for_event": "waitForEvent", "rollback": "rollback"}
+_TYPES = {
+    "do": "do",
+    "sleep": "sleep",
+    "wait_for_event": "waitForEvent",
+    "run_workflow": "runWorkflow",
+    "rollback": "rollback",
+}
 
 
 def build_timeline(
@@ -33,6 +40,9 @@ def build_timeline(
     A ``step.do`` row lists its recorded attempts (start, end, error and traceback); a wait row
     the event type it awaits and, once it got one, the event's payload (from ``events``) as
     its output; a sleep row when it wakes up.
+
+    A child workflow's row (``runWorkflow``) links the child (``child``: workflow and id) and
+    shows its output, or its error.
 
     A step's rollback is a row of type ``rollback`` named as its step, after the steps, in the
     order the rollbacks ran: complete, errored (it failed for good: the chain stopped there) or
@@ -110,6 +120,8 @@ def _row(
         due = shifted(first.wake_at or first.at, first.at, pauses)
         slept = row(StepStatus.COMPLETE if now >= due else StepStatus.WAITING, 1, due)
         return dataclasses.replace(slept, wake_at=due)
+    if kind == "runWorkflow":
+        return _child_row(group, row, payloads)
     if last.kind is EntryKind.DELIVERY:
         if last.error:
             waited = row(StepStatus.ERRORED, 1, last.at)
@@ -119,6 +131,24 @@ def _row(
     else:
         waited = row(StepStatus.WAITING, 1, None)
     return dataclasses.replace(waited, event_type=first.event_type or last.event_type)
+
+
+def _child_row(
+    group: list[JournalEntry], row: Callable[..., StepInfo], payloads: Mapping[str, str]
+) -> StepInfo:
+    """A ``step.run_workflow`` row: the child's output or error, and a link to the child."""
+    last = group[-1]
+    if last.kind is not EntryKind.DELIVERY:
+        shown = row(StepStatus.WAITING, 1, None)
+    elif last.error:
+        shown = row(StepStatus.ERRORED, 1, last.at)
+    else:
+        payload = payloads.get(last.event_id or "")
+        output = None if payload is None else codec.decode(child_outcome(payload).output)
+        shown = row(StepStatus.COMPLETE, 1, last.at, output)
+    child = child_of(group[0])
+    linked = None if child is None else {"workflow": child.workflow, "id": child.id}
+    return dataclasses.replace(shown, child=linked)
 
 
 def _do_row(group: list[JournalEntry], row: Callable[..., StepInfo]) -> StepInfo:

@@ -387,12 +387,27 @@ class AttemptView(BaseModel):
     error: AttemptError | None = Field(description="Why it failed; null if it succeeded.")
 
 
+class ChildLink(BaseModel):
+    """The child workflow instance a runWorkflow step started."""
+
+    workflow: str
+    id: str
+
+
+class ParentLink(BaseModel):
+    """The instance whose step.run_workflow started this one (a child workflow)."""
+
+    workflow: str
+    id: str
+    step: str = Field(description="The name of the parent's runWorkflow step.")
+
+
 class StepView(BaseModel):
     """One row of an instance's step timeline."""
 
     name: str
     count: int = Field(description="1-based occurrence of this name in the run.")
-    type: Literal["do", "sleep", "waitForEvent", "rollback"] = Field(
+    type: Literal["do", "sleep", "waitForEvent", "runWorkflow", "rollback"] = Field(
         description="A step's method, or rollback: the rollback of the step of that name."
     )
     status: str = Field(description="complete, errored, retrying, waiting or cancelled.")
@@ -424,6 +439,9 @@ class StepView(BaseModel):
     )
     wake_at: str | None = Field(
         default=None, description="ISO 8601, UTC: when a sleep step wakes up."
+    )
+    child: ChildLink | None = Field(
+        default=None, description="The child workflow instance a runWorkflow step started."
     )
 
 
@@ -488,6 +506,10 @@ class InstanceDetails(BaseModel):
             "Why the instance does not move on, when something outside it holds it: e.g. "
             "'version 1 of orders is not deployed' (it continues once that version is)."
         ),
+    )
+    parent: ParentLink | None = Field(
+        default=None,
+        description="The instance whose step.run_workflow started this one, for a child.",
     )
 
 

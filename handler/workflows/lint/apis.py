@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from urllib.parse import urlsplit
 
-STEP_METHODS = frozenset({"do", "sleep", "sleep_until", "wait_for_event"})
+STEP_METHODS = frozenset({"do", "sleep", "sleep_until", "wait_for_event", "run_workflow"})
 
 NON_DETERMINISTIC = frozenset(
     {

@@ -80,7 +80,7 @@ class Region:
 
 @dataclass(slots=True)
 class StepCall:
-    """A ``step.do/sleep/sleep_until/wait_for_event(...)`` call."""
+    """A ``step.do/sleep/sleep_until/wait_for_event/run_workflow(...)`` call."""
 
     call: ast.Call
     method: str

@@ -1,6 +1,7 @@
 """What every step operation shares: the call's identity, the step scope, and the pass.
 
-An operation (:mod:`.do`, :mod:`.sleep`, :mod:`.wait_for_event`, :mod:`.rollback`) decides
+An operation (:mod:`.do`, :mod:`.sleep`, :mod:`.wait_for_event`, :mod:`.run_workflow`,
+:mod:`.rollback`) decides
 what one ``step`` call does on this pass: return what the journal recorded, record new work,
 or suspend. It
 reaches the pass only through :class:`Pass`, which :class:`workflows.engine.replay.Replay`
@@ -15,6 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
+from workflows.engine.children import ChildStart
 from workflows.engine.config import StepConfig
 from workflows.engine.errors import SuspendReason
 from workflows.engine.journal import Journal
@@ -156,4 +158,9 @@ class Pass(Protocol):
 
     def event_timed_out(self, call: Call, event_type: str) -> bool:
         """True when the interceptor times this wait out now."""
+        ...
+
+    def start_child(self, call: Call, workflow: str, id: str | None, params: str) -> ChildStart:
+        """Create the child workflow of a ``step.run_workflow`` unless it exists (see
+        :mod:`workflows.engine.children`)."""
         ...
