@@ -1,0 +1,193 @@
+"""Child workflows: ``step.run_workflow`` returns the child's output or raises its error, the
+child names its parent, the parent's timeline links the child, the child's end wakes the
+parent (no polling), and terminating the parent terminates its children; on every backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from workflows import NonRetryableError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from workflows.engine.children import child_id
+from workflows.engine.errors import InvalidStepError, StepFailedError
+from workflows.engine.limits import ID_PATTERN, MAX_ID
+from workflows.engine.model import InstanceRef
+
+from .backends import EnvFactory
+
+pytestmark = pytest.mark.backends("memory", "aws")
+
+
+class Charge(WorkflowEntrypoint):
+    """Charges ``amount``; declines when ``decline`` is set; waits for a capture if asked."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        if event.payload.get("hold"):
+            await step.wait_for_event("capture", type="capture", timeout="1 hour")
+
+        def charge() -> dict[str, Any]:
+            if event.payload.get("decline"):
+                raise NonRetryableError(f"card declined for {event.payload['amount']}")
+            return {"charged": event.payload["amount"]}
+
+        return await step.do("charge", charge)
+
+
+class Order(WorkflowEntrypoint):
+    """Runs a charge as a child; reports the child's failure instead of raising it."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        try:
+            receipt = await step.run_workflow(
+                "pay", workflow="charge", params=event.payload, id=event.payload.get("child_id")
+            )
+        except StepFailedError as exc:
+            return {"failed": exc.error_name, "message": exc.message, "step": exc.step_name}
+        return {"receipt": receipt}
+
+
+def test_the_child_output_is_the_step_result_and_the_wake_up_is_the_childs_end(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"order": Order, "charge": Charge})
+    order = env.create("order", id="order-1", params={"amount": 12})
+    env.run_until_idle()
+    status = order.status()
+    assert status.status == "complete", status.error
+    assert status.output == {"receipt": {"charged": 12}}
+    # three invocations in all: the parent's start, the child's run, the parent's wake-up by
+    # the child's end; nothing polled the child, and the parent has no wake-up pending but
+    # its step's deadline, a year away
+    assert env.invocations == 3
+    # the parent's timeline row links the child; the child names its parent and step
+    (row,) = status.steps
+    assert (row.type, row.status, row.output) == ("runWorkflow", "complete", {"charged": 12})
+    assert row.child is not None and row.child["workflow"] == "charge"
+    child = env.get("charge", row.child["id"]).status()
+    assert child.status == "complete"
+    assert child.parent is not None
+    assert child.parent.to_dict() == {"workflow": "order", "id": "order-1", "step": "pay"}
+    assert child.to_dict()["parent"] == {"workflow": "order", "id": "order-1", "step": "pay"}
+    assert status.to_dict()["steps"][0]["child"] == {"workflow": "charge", "id": child.id}
+
+
+def test_the_childs_error_fails_the_step_with_its_name_and_message(make_env: EnvFactory) -> None:
+    env = make_env({"order": Order, "charge": Charge})
+    order = env.create("order", id="order-2", params={"amount": 7, "decline": True})
+    env.run_until_idle()
+    status = order.status()
+    assert status.status == "complete", status.error
+    assert status.output == {
+        "failed": "NonRetryableError",
+        "message": "card declined for 7",
+        "step": "pay",
+    }
+    (row,) = status.steps
+    assert row.status == "errored"
+    assert row.error is not None and row.error.message == "card declined for 7"
+
+
+def test_a_terminated_child_fails_the_step_as_terminated(make_env: EnvFactory) -> None:
+    env = make_env({"order": Order, "charge": Charge})
+    order = env.create("order", id="order-3", params={"amount": 1, "hold": True})
+    env.run_until_idle()
+    child_ref = order.status().steps[0].child
+    assert child_ref is not None
+    child = env.get("charge", child_ref["id"])
+    assert child.status().status == "waiting"
+    child.terminate()
+    env.run_until_idle()
+    assert order.status().output == {
+        "failed": "Terminated",
+        "message": f"child workflow charge instance {child.id!r} was terminated",
+        "step": "pay",
+    }
+
+
+def test_terminating_the_parent_terminates_its_running_children(make_env: EnvFactory) -> None:
+    env = make_env({"order": Order, "charge": Charge})
+    order = env.create("order", id="order-4", params={"amount": 1, "hold": True})
+    env.run_until_idle()
+    child_ref = order.status().steps[0].child
+    assert child_ref is not None
+    child = env.get("charge", child_ref["id"])
+    order.terminate()
+    env.run_until_idle()
+    assert order.status().status == "terminated"
+    assert child.status().status == "terminated"
+
+
+def test_a_child_that_ends_while_the_parent_is_paused_wakes_it_on_resume(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"order": Order, "charge": Charge})
+    order = env.create("order", id="order-5", params={"amount": 3, "hold": True})
+    env.run_until_idle()
+    child_ref = order.status().steps[0].child
+    assert child_ref is not None
+    order.pause()
+    env.get("charge", child_ref["id"]).send_event(type="capture")
+    env.run_until_idle()
+    assert order.status().status == "paused"  # the answer waits in its mailbox
+    order.resume()
+    env.run_until_idle()
+    assert order.status().output == {"receipt": {"charged": 3}}
+
+
+def test_an_id_given_to_another_instance_fails_the_step(make_env: EnvFactory) -> None:
+    env = make_env({"order": Order, "charge": Charge})
+    env.create("charge", id="taken", params={"amount": 2})
+    order = env.create("order", id="order-6", params={"amount": 2, "child_id": "taken"})
+    env.run_until_idle()
+    output = order.status().output
+    assert output["failed"] == "InstanceAlreadyExists"
+    assert (
+        "'taken' of 'charge' already exists and was not started by this step" in (output["message"])
+    )
+
+
+class Unknown(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        return await step.run_workflow("pay", workflow="nowhere")
+
+
+def test_an_unregistered_child_workflow_fails_the_step_naming_the_registered_ones(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"unknown": Unknown, "charge": Charge})
+    inst = env.create("unknown", id="u-1")
+    env.run_until_idle()
+    status = inst.status()
+    assert status.status == "errored"
+    assert status.error is not None
+    assert "no workflow is registered as 'nowhere' (registered: charge, unknown)" in (
+        status.error.message
+    )
+
+
+def test_the_derived_child_id_is_deterministic_valid_and_short() -> None:
+    parent = InstanceRef("order", "o" * 100)
+    made = child_id(parent, 7, "pay\x1f1", "pay for it!")
+    assert made == child_id(parent, 7, "pay\x1f1", "pay for it!")
+    assert ID_PATTERN.fullmatch(made) and len(made) <= MAX_ID
+    assert made != child_id(parent, 8, "pay\x1f1", "pay for it!")  # a restart: a new child
+    assert made != child_id(parent, 7, "pay\x1f2", "pay for it!")  # the second call
+    assert child_id(InstanceRef("order", "o-1"), 1, "pay\x1f1", "pay").startswith("o-1-pay-")
+
+
+class BadCall(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        try:
+            step.run_workflow("pay", workflow="no/slash")
+        except InvalidStepError as exc:
+            return str(exc)
+        return "accepted"
+
+
+def test_a_bad_workflow_name_is_refused_where_it_is_written(make_env: EnvFactory) -> None:
+    env = make_env({"bad": BadCall})
+    inst = env.create("bad", id="b-1")
+    env.run_until_idle()
+    assert "step.run_workflow('pay')" in inst.status().output
+    assert "workflow name 'no/slash'" in inst.status().output
