@@ -5,9 +5,12 @@ that fails goes to the trigger dead-letter queue."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import boto3
+import pytest
 from infra.intrinsics import Values, resolve
 from infra.template import load_template, parameter_defaults
 
@@ -82,3 +85,19 @@ def test_each_event_of_the_trigger_source_matches_exactly_one_rule(
         "TriggerEvents": ["workflows.trigger/OrderPlaced", "workflows.trigger/Workflow Events"],
         "WorkflowEvents": ["workflows.trigger/Workflow Event"],
     }
+
+
+def documented_entries(page: str) -> list[dict[str, Any]]:
+    """The entries of the ``aws events put-events`` example in a documentation page."""
+    text = (Path(__file__).parents[2] / page).read_text(encoding="utf-8")
+    found = re.search(r"aws events put-events --entries '(.*?)'\n", text, re.S)
+    assert found, f"{page} has no put-events example"
+    entries: list[dict[str, Any]] = json.loads(found.group(1))
+    return entries
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/semantics.md"])
+def test_the_documented_put_events_example_is_a_workflow_event(page: str) -> None:
+    [entry] = documented_entries(page)
+    assert (entry["Source"], entry["DetailType"]) == ("workflows.trigger", WORKFLOW_EVENT)
+    assert set(json.loads(entry["Detail"])) == {"workflow", "instance_id", "type", "payload"}
