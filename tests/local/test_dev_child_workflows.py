@@ -1,0 +1,89 @@
+"""Child workflows through `workflows dev`, over HTTP: the parent gets its child's output, the
+two link each other in their status, the child's end wakes the parent (it runs twice: no
+polling), and terminating a parent terminates its waiting child."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from workflows.local.runtime import LocalRuntime
+from workflows.local.server import make_server
+from workflows.remote import HttpApi
+
+
+class Charge(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        if event.payload.get("hold"):
+            await step.wait_for_event("capture", type="capture", timeout="1 hour")
+        return await step.do("charge", lambda: {"charged": event.payload["amount"]})
+
+
+class Order(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        return await step.run_workflow("pay", workflow="charge", params=event.payload)
+
+
+@pytest.fixture
+def dev() -> Iterator[tuple[HttpApi, list[str]]]:
+    """`workflows dev` with both workflows registered, and the lines it printed."""
+    lines: list[str] = []
+    runtime = LocalRuntime({"order": Order, "charge": Charge}, out=lines.append)
+    server = make_server(runtime, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    runtime.start()
+    try:
+        yield HttpApi(f"http://127.0.0.1:{server.server_address[1]}"), lines
+    finally:
+        server.shutdown()
+        server.server_close()
+        runtime.close()
+
+
+def _until(api: HttpApi, workflow: str, instance_id: str, status: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while True:
+        body = api.request("GET", f"/workflows/{workflow}/instances/{instance_id}").body
+        if body["status"] == status or time.monotonic() > deadline:
+            assert body["status"] == status, body
+            return dict(body)
+        time.sleep(0.05)
+
+
+def test_a_parent_gets_its_childs_output_and_they_link_each_other(
+    dev: tuple[HttpApi, list[str]],
+) -> None:
+    api, lines = dev
+    api.request(
+        "POST", "/workflows/order/instances", {"instance_id": "o-1", "params": {"amount": 4}}
+    )
+    parent = _until(api, "order", "o-1", "complete")
+    assert parent["output"] == {"charged": 4}
+    (row,) = parent["steps"]
+    assert row["type"] == "runWorkflow" and row["status"] == "complete"
+    assert row["child"]["workflow"] == "charge"
+    child = _until(api, "charge", row["child"]["id"], "complete")
+    assert child["parent"] == {"workflow": "order", "id": "o-1", "step": "pay"}
+    # the parent ran twice (each run takes its lease: running): at its start, and when the
+    # child's end woke it; never to look at the child
+    assert sum(line.endswith("order/o-1 -> running") for line in lines) == 2, lines
+
+
+def test_terminating_a_parent_over_http_terminates_its_child(
+    dev: tuple[HttpApi, list[str]],
+) -> None:
+    api, _ = dev
+    params = {"amount": 1, "hold": True}
+    api.request("POST", "/workflows/order/instances", {"instance_id": "o-2", "params": params})
+    parent = _until(api, "order", "o-2", "waiting")
+    child_id = parent["steps"][0]["child"]["id"]
+    _until(api, "charge", child_id, "waiting")
+    api.request("PATCH", "/workflows/order/instances/o-2/status", {"status": "terminate"})
+    _until(api, "order", "o-2", "terminated")
+    _until(api, "charge", child_id, "terminated")
