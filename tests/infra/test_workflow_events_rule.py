@@ -4,7 +4,9 @@ that fails goes to the trigger dead-letter queue."""
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,14 @@ import pytest
 from infra.intrinsics import Values, resolve
 from infra.template import load_template, parameter_defaults
 
+from tests.functional.api.conftest import sample
+from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from workflows.entrypoints import trigger
 from workflows.entrypoints.trigger import WORKFLOW_EVENT
+from workflows.testing import WorkflowTestEnv
+
+from .test_granted_calls import CallLog
+from .test_least_privilege import granted
 
 TEMPLATE = load_template()
 TRIGGER = TEMPLATE["Resources"]["TriggerFunction"]["Properties"]
@@ -101,3 +110,40 @@ def test_the_documented_put_events_example_is_a_workflow_event(page: str) -> Non
     [entry] = documented_entries(page)
     assert (entry["Source"], entry["DetailType"]) == ("workflows.trigger", WORKFLOW_EVENT)
     assert set(json.loads(entry["Detail"])) == {"workflow", "instance_id", "type", "payload"}
+
+
+class Approval(WorkflowEntrypoint):
+    """Waits for one approval."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        return (await step.wait_for_event("approval", type="approved", timeout="1 day")).payload
+
+
+def test_delivering_events_calls_only_what_trigger_function_may() -> None:
+    # GIVEN the real TriggerFunction handler on a moto stack, every engine call logged
+    env = WorkflowTestEnv({"approvals": Approval}, backend="aws")
+    calls = CallLog()
+    runtime = env.aws.runtime
+    for client in (runtime.store.client, runtime.queue.client, runtime.wakeups.client):
+        client.meta.events.register("before-parameter-build", calls)
+    handler = trigger.make_handler(runtime)
+    try:
+        for name in ("waiting", "queued"):
+            env.create("approvals", id=name)
+        env.run_once("approvals", "waiting")
+        big = base64.b64encode(os.urandom(600_000)).decode()  # stored in chunks
+        event = sample("eventbridge_workflow_event.json")
+        event["detail"] |= {"workflow": "approvals", "instance_id": "waiting", "type": "approved"}
+        large = {**event, "id": "large", "detail": {**event["detail"], "instance_id": "queued"}}
+        large["detail"]["payload"] = big
+        # WHEN an event for a waiting instance, its redelivery and a large one are delivered
+        calls.recording = True
+        answers = [handler(event, None), handler(event, None), handler(large, None)]
+        calls.recording = False
+    finally:
+        env.close()
+    # THEN each was stored once, and TriggerFunction's policy grants every call made
+    assert answers[0] == answers[1] and answers[2]["instance_id"] == "queued"
+    assert {"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem"} <= calls.actions
+    missing = calls.actions - granted("TriggerFunction")
+    assert not missing, f"TriggerFunction called {sorted(missing)}, which its policy lacks"
