@@ -374,9 +374,16 @@ def _values_for(resources: Resources, template: Mapping[str, Any]) -> Values:
         },
         attributes={
             (WORK_QUEUE, "Arn"): resources.work_queue_arn,
+            (TRIGGER_QUEUE, "Arn"): _queue_arn(resources.trigger_queue_url, resources.region),
             (SCHEDULER_ROLE, "Arn"): resources.scheduler_role_arn,
         },
     )
+
+
+def _queue_arn(url: str, region: str) -> str:
+    """The ARN of the queue at ``url`` (``https://sqs.<region>.../<account>/<name>``)."""
+    account, name = url.rstrip("/").split("/")[-2:]
+    return f"arn:aws:sqs:{region}:{account}:{name}"
 
 
 def _as_string(value: Any) -> str:

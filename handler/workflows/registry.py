@@ -28,6 +28,7 @@ from pathlib import Path
 from .engine.entrypoint import WorkflowEntrypoint
 from .engine.errors import ConfigurationError, InvalidInput
 from .engine.limits import check_workflow_name
+from .engine.schedules import InvalidSchedule, schedules_of
 from .engine.versions import split_key, version_of
 
 Registry = dict[str, type[WorkflowEntrypoint]]
@@ -67,7 +68,7 @@ def load_workflows(spec: str | None = None) -> Registry:
         if key.strip() in registry:
             raise ConfigurationError(f"WORKFLOWS entry {pair!r}: {key.strip()} is named twice")
         registry[key.strip()] = cls
-    return check_versions(registry)
+    return check_schedules(check_versions(registry))
 
 
 def check_versions(registry: Registry) -> Registry:
@@ -92,6 +93,23 @@ def check_versions(registry: Registry) -> Registry:
                 f"WORKFLOWS entry {key}: version {version} of {name} is also its newest entry "
                 f"({name}={newest.__module__}:{newest.__qualname__}); remove one of them"
             )
+    return registry
+
+
+def check_schedules(registry: Registry) -> Registry:
+    """``registry`` once every class's ``schedules`` are valid EventBridge Scheduler
+    expressions (see :mod:`workflows.engine.schedules`).
+
+    Raises:
+        InvalidSchedule: naming the workflow and the schedule, with the syntax to write.
+    """
+    for key, cls in registry.items():
+        try:
+            schedules_of(cls)
+        except InvalidSchedule as exc:
+            raise InvalidSchedule(
+                f"workflow {key} ({cls.__module__}.{cls.__qualname__}): {exc}"
+            ) from None
     return registry
 
 

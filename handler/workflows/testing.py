@@ -81,7 +81,7 @@ from .engine.model import InstanceRef, JournalEntry
 from .engine.ports import InstancePage
 from .engine.replayer import Divergence, ReplayDivergence, Replayer, ReplayResult, StepCall
 from .engine.service import BatchResult, InstanceService
-from .registry import check_versions
+from .registry import check_schedules, check_versions
 
 __all__ = [
     "Crash",
@@ -387,7 +387,7 @@ class WorkflowTestEnv:
         self.backend = backend
         # name → newest class, name@version → an older one still deployed; a test may change
         # it between runs (deploy a version beside another, remove one)
-        self.workflows = check_versions(dict(workflows))
+        self.workflows = check_schedules(check_versions(dict(workflows)))
         self.clock = VirtualClock(start)
         values = dict(env or {})
         self.aws: Any = None

@@ -24,6 +24,7 @@ ADAPTER_SERVICES = {
     "aws/dynamodb.py": "dynamodb",
     "aws/sqs.py": "sqs",
     "aws/scheduler.py": "scheduler",
+    "aws/recurring.py": "scheduler",
 }
 # The classes the runtime wires together, by the attribute (or accessor) code reaches them by.
 COMPONENTS = {
@@ -32,6 +33,7 @@ COMPONENTS = {
     "queue": ("aws/sqs.py", "SqsWorkQueue"),
     "scheduler": ("aws/scheduler.py", "SchedulerWakeUps"),  # InstanceService.scheduler
     "wakeups": ("aws/scheduler.py", "SchedulerWakeUps"),  # AwsRuntime.wakeups
+    "recurring": ("aws/recurring.py", "RecurringSchedules"),  # the sweep's reconciliation
 }
 # Operations authorized by other actions (Service Authorization Reference).
 AUTHORIZED_BY = {

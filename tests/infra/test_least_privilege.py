@@ -278,11 +278,12 @@ def test_an_unused_permission_is_not_granted(function: str, action: str) -> None
     assert action not in needed_by(function.removesuffix("Function").lower())
 
 
-def test_only_the_runner_may_pass_the_scheduler_role() -> None:
+def test_only_the_runner_and_the_sweep_may_pass_the_scheduler_role() -> None:
     # Passing SchedulerRole lets the holder create schedules that send as that role: only the
-    # function that schedules wake-ups holds it.
+    # function that schedules wake-ups holds it, and the sweep, which reconciles the recurring
+    # schedules (workflows.aws.recurring).
     holders = {statement.owner for statement in ALLOWS if "iam:PassRole" in statement.actions}
-    assert holders == {"RunnerFunction"}
+    assert holders == {"RunnerFunction", "SweepFunction"}
 
 
 def test_the_trigger_reads_and_writes_items_of_the_table_only() -> None:

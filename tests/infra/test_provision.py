@@ -120,9 +120,10 @@ def test_a_wake_up_can_be_scheduled_in_the_group_onto_the_work_queue(
     assert [schedule["Name"] for schedule in schedules] == ["wake-up"]
 
 
-def test_the_scheduler_role_trusts_scheduler_and_may_only_send_to_the_work_queue(
+def test_the_scheduler_role_trusts_scheduler_and_may_only_send_to_the_two_queues(
     session: boto3.Session,
 ) -> None:
+    # wake-ups go to the work queue; recurring schedules' firings to the trigger queue
     resources = provision(session)
     iam = session.client("iam")
     role_name = resources.scheduler_role_arn.rsplit("/", 1)[1]
@@ -135,8 +136,10 @@ def test_the_scheduler_role_trusts_scheduler_and_may_only_send_to_the_work_queue
     (policy_name,) = iam.list_role_policies(RoleName=role_name)["PolicyNames"]
     policy = iam.get_role_policy(RoleName=role_name, PolicyName=policy_name)
     document: dict[str, Any] = policy["PolicyDocument"]  # type: ignore[assignment]
+    trigger_queue_arn = resources.environment("SweepFunction")["TRIGGER_QUEUE_ARN"]
     assert document["Statement"] == [
-        {"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": resources.work_queue_arn}
+        {"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": resources.work_queue_arn},
+        {"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": trigger_queue_arn},
     ]
 
 

@@ -67,6 +67,7 @@ from .transitions import (
     Transition,
 )
 from .versions import is_registered, newest_version, versions_of, workflow_names
+from .usage import usage_of
 
 log = logging.getLogger("workflows.service")
 
@@ -307,6 +308,7 @@ class InstanceService:
 
     def _timeline(self, state: InstanceState) -> list[StepInfo]:
         record = state.record
+            usage=usage_of(state),
         return build_timeline(
             state.entries,
             # a finished instance's steps are judged as they were when it finished

@@ -8,15 +8,22 @@ asks the due-time index, one Query per shard, never a scan. The lease makes a du
 harmless, so the sweep can be generous. (DynamoDB Streams would catch a lost first message
 sooner, at the cost of a stream and a function per table write; a periodic sweep also catches
 dead runners and lost timers, so it is the one mechanism.)
+
+It also reconciles the workflows' recurring schedules (``schedules = [...]``) with EventBridge
+Scheduler (see :mod:`workflows.aws.recurring`, which says why the sweep and not a
+CloudFormation custom resource): after a deploy, within one run. A failed Scheduler call is
+logged and retried by the next run; it never stops the recovery.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, cast
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from workflows.aws.runtime import get_runtime
+from workflows.aws.recurring import RecurringSchedules
+from workflows.aws.runtime import AwsRuntime, get_runtime
 from workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
 from workflows.engine.service import InstanceService
 from workflows.observability import logger, metrics
@@ -30,24 +37,58 @@ GRACE_SECONDS = QUEUE_GRACE + SWEEP_MARGIN  # a just-created instance is left to
 SWEEP_LIMIT = 1000  # instances re-enqueued per run at most; the next run takes the rest
 
 
-def make_handler(runtime: RuntimeSource) -> LambdaHandler:
-    """The Lambda entry point (EventBridge schedule), on ``runtime``."""
+def make_handler(runtime: RuntimeSource, trigger_queue_arn: str | None = None) -> LambdaHandler:
+    """The Lambda entry point (EventBridge schedule), on ``runtime``.
+
+    Args:
+        runtime: the runtime, or what gives it.
+        trigger_queue_arn: the target of recurring schedules (default: ``TRIGGER_QUEUE_ARN``,
+            which template.yaml sets for SweepFunction).
+    """
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         @metrics().log_metrics  # built on the first call: nothing at import time
-        def run(event: dict[str, Any], context: Any) -> dict[str, int]:
+        def run(event: dict[str, Any], context: Any) -> dict[str, Any]:
             # Every run uses the instance API: imported with this module, at init (Lambda
             # gives init its full CPU), though the runtime builds it on first use
             service: InstanceService = runtime_of(runtime).service
             count = service.recover(SWEEP_LIMIT)
             if count:
                 metrics().add_metric(name="InstancesRecovered", unit=MetricUnit.Count, value=count)
-            logger().info("recovery sweep", extra={"requeued": count})
-            return {"requeued": count}
+            answer: dict[str, Any] = {"requeued": count}
+            schedules = reconcile_schedules(runtime_of(runtime), trigger_queue_arn)
+            if schedules is not None:
+                answer["schedules"] = schedules
+            logger().info("recovery sweep", extra=answer)
+            return answer
 
         return cast(dict[str, Any], run(event, context))
 
     return handler
+
+
+def reconcile_schedules(
+    runtime: AwsRuntime, trigger_queue_arn: str | None
+) -> dict[str, int] | None:
+    """Bring the group's recurring schedules in line with the registered workflows; the
+    counts of what was created, deleted, kept and failed (None: no target is configured)."""
+    target = trigger_queue_arn or os.environ.get("TRIGGER_QUEUE_ARN", "")
+    if not target:
+        logger().warning("TRIGGER_QUEUE_ARN is not set: recurring schedules are not reconciled")
+        return None
+    recurring = RecurringSchedules(
+        runtime.wakeups.client,
+        runtime.settings.schedule_group,
+        target,
+        runtime.settings.scheduler_role_arn,
+        runtime.clock,
+    )
+    done = recurring.reconcile(runtime.workflows)
+    if done.failed:
+        metrics().add_metric(
+            name="ScheduleReconcileFailures", unit=MetricUnit.Count, value=len(done.failed)
+        )
+    return done.summary()
 
 
 handler = make_handler(get_runtime)

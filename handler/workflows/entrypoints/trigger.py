@@ -4,7 +4,9 @@ delivers ``Workflow Event`` EventBridge events to instances (see :mod:`._events`
 **SQS** (a batch, partial batch response). Each message body is a JSON object
 ``{"workflow"?, "id"? | "instance_id"?, "params"?}``; ``workflow`` defaults to the
 ``TRIGGER_WORKFLOW`` environment variable, other keys are refused (a typo such as ``param``
-must not start an instance without its params).
+must not start an instance without its params). A workflow's recurring schedule sends
+``{"workflow", "scheduled_time"}`` (see :mod:`workflows.aws.recurring`): the instance is
+``<workflow>-<UTC time>``, with params ``{"scheduled_time": ...}``, one per firing.
 
 **EventBridge** (one event per invocation, told apart by its ``detail-type`` and ``source``
 keys; a ``detail-type`` of ``Workflow Event`` is an event for an existing instance, any other
@@ -41,6 +43,7 @@ from typing import Any
 
 from workflows.aws.runtime import get_runtime
 from workflows.engine.errors import InstanceAlreadyExists, InvalidInput, WorkflowError
+from workflows.engine.schedules import firing
 from workflows.engine.service import InstanceService
 from workflows.observability import logger
 from workflows.registry import load_workflows
@@ -66,7 +69,7 @@ __all__ = [
     "record_handler",
 ]
 
-_MESSAGE_KEYS = frozenset({"workflow", "id", "instance_id", "params"})
+_MESSAGE_KEYS = frozenset({"workflow", "id", "instance_id", "params", "scheduled_time"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,8 @@ def from_message(body: str, message_id: str) -> Creation:
             f"trigger message has unknown key(s) {unknown}; it takes workflow, id (or "
             "instance_id) and params"
         )
+    if "scheduled_time" in data:  # a recurring schedule's firing (see workflows.aws.recurring)
+        return _firing(data)
     return Creation(
         workflow=_workflow(data.get("workflow")),
         id=_given_id(data, "sqs", message_id),
@@ -107,6 +112,15 @@ def from_event(event: Mapping[str, Any]) -> Creation:
             params={k: v for k, v in detail.items() if k != "workflow"},
         )
     return Creation(workflow=_workflow(None), id=derived_id("evb", delivery_id), params=detail)
+
+
+def _firing(data: Mapping[str, Any]) -> Creation:
+    """One instance per firing: its id is ``<workflow>-<UTC time>``, so a firing delivered
+    twice finds the id taken."""
+    if set(data) - {"workflow", "scheduled_time"}:
+        raise InvalidInput("a schedule's firing takes workflow and scheduled_time only")
+    workflow = _workflow(data.get("workflow"))
+    return Creation(workflow, *firing(str(workflow), data["scheduled_time"]))
 
 
 def _json_object(body: str) -> dict[str, Any]:
