@@ -255,7 +255,7 @@ def test_entries_are_strings_or_dicts_with_a_timezone() -> None:
 
 
 class BadSchedule(WorkflowEntrypoint):
-    schedules = ["cron(0 9 * * MON-FRI *)"]
+    schedules = ("cron(0 9 * * MON-FRI *)",)
 
     async def run(self, event: Any, step: Any) -> None:
         return None

@@ -320,6 +320,11 @@ def claim_item(pk: str, generation: int, token: str, now: float) -> Item:
         "pk": s(pk),
         "sk": s(claim_sk(generation)),
         "token": s(token),
+    # what it used (see workflows.engine.usage); its creation counts itself and its chunks
+    item["item_writes"] = n(record.item_writes + 1 + len(chunks))
+    put_optional(
+        item, {"invocations": record.invocations or None, "schedules": record.schedules or None}, {}
+    )
         "expires_at": n(now + JOURNAL_HORIZON),
     }
 
@@ -371,6 +376,9 @@ def instance_record(item: Item, chunks: dict[str, Item] | None = None) -> Instan
         workflow_version=get_s(item, "workflow_version") or "1",  # items before versions: "1"
         status_reason=get_s(item, "status_reason"),
         parent=ParentRef.from_dict(
+        invocations=get_int(item, "invocations"),
+        item_writes=get_int(item, "item_writes"),
+        schedules=get_int(item, "schedules"),
             {k: v["S"] for k, v in item["parent"]["M"].items()} if "parent" in item else None
         ),
     )
@@ -518,6 +526,7 @@ class ItemUpdate:
         for name in names:
             self.names[f"#{name}"] = name
             self.removes.append(f"#{name}")
+    adds: list[str] = field(default_factory=list)
 
     def expression(self) -> str:
         return (
@@ -529,11 +538,18 @@ class ItemUpdate:
 
 _REMOVED_WITH = {
     "output": ("output", "output_z", "output_chunks"),
+    def add(self, name: str, amount: int) -> None:
+        """Add ``amount`` to the number ``name`` (a counter: absent counts as 0)."""
+        self.names[f"#{name}"] = name
+        self.values[f":add_{name}"] = n(amount)
+        self.adds.append(f"#{name} :add_{name}")
+
     "due_at": ("due_at", "due_shard"),  # out of the due index too
 }
 
 
 def change_update(ref: InstanceRef, change: Change, version: int, now: float) -> ItemUpdate:
+            + (" ADD " + ", ".join(self.adds) if self.adds else "")
     """The update that writes ``change`` to an instance item and moves it to ``version``."""
     update = ItemUpdate()
     update.set("version", n(version))

@@ -206,7 +206,18 @@ def describe_instance(args: argparse.Namespace, console: Console) -> int:
     head, _, rest = render(body).partition("\n")
     instance, _, status = head.rpartition(": ")
     console.data(f"{instance}: {console.status(status)}" + (f"\n{rest}" if rest else ""))
+    if body.get("usage"):
+        console.data(usage_line(body["usage"]))
     return 0
+
+
+def usage_line(usage: dict[str, int]) -> str:
+    """``usage: 9 writes, 2 reads, 2 invocations, 1 schedule`` (what the instance used)."""
+    counts = [
+        f"{usage.get(name, 0)} {name if usage.get(name, 0) != 1 else name[:-1]}"
+        for name in ("writes", "reads", "invocations", "schedules")
+    ]
+    return "usage: " + ", ".join(counts)
 
 
 def trigger_instance(args: argparse.Namespace, console: Console) -> int:

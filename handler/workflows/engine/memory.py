@@ -25,6 +25,7 @@ from .model import (
 )
 from .ports import CLAIM_SPAN, BatchCreateResult, InstancePage, InstanceState
 from .transitions import Change
+from .usage import schedules_in
 
 
 @dataclass
@@ -58,7 +59,7 @@ class MemoryStore:
         with self._lock:
             if record.ref in self._instances:
                 raise InstanceAlreadyExists(record.workflow, record.id)
-            self._instances[record.ref] = _Stored(self._reborn(record))
+            self._instances[record.ref] = _Stored(_created(self._reborn(record)))
             self.writes += 1
 
     def _reborn(self, record: InstanceRecord) -> InstanceRecord:
@@ -76,7 +77,7 @@ class MemoryStore:
                 if record.ref in self._instances:
                     result.existing.append(record.id)
                 else:
-                    self._instances[record.ref] = _Stored(self._reborn(record))
+                    self._instances[record.ref] = _Stored(_created(self._reborn(record)))
                     result.created.append(record.id)
             self.writes += 1
         return result
@@ -144,6 +145,8 @@ class MemoryStore:
             return event
 
     def find_event(self, ref: InstanceRef, key: str) -> EventRecord | None:
+                # the event, its key's marker and the instance item (as on DynamoDB)
+                item_writes=record.item_writes + 2 + (event.key is not None),
         with self._lock:
             return self._stored(ref).keys.get(key)
 
@@ -154,7 +157,12 @@ class MemoryStore:
             stored = self._instances.get(ref)
             if stored is None or stored.record.version != expected_version:
                 return None  # changed, or deleted (a runner mid-advance then reloads)
-            stored.record = change.applied(stored.record)
+            changed = change.applied(stored.record)
+            stored.record = dataclasses.replace(  # what it used (see workflows.engine.usage)
+                changed,
+                item_writes=changed.item_writes + 1,
+                schedules=changed.schedules + schedules_in(change),
+            )
             self.writes += 1
             return stored.record
 
@@ -225,16 +233,26 @@ class MemoryStore:
             if stored is None or stored.record.lease_owner != owner:
                 return
             stored.record = dataclasses.replace(
-                stored.record, lease_owner=None, lease_expires_at=None, due_at=due_at
+                stored.record,
+                lease_owner=None,
+                lease_expires_at=None,
+                due_at=due_at,
+                item_writes=stored.record.item_writes + 1,
             )
 
+                invocations=record.invocations + 1,  # see workflows.engine.usage
+                item_writes=record.item_writes + 1,
     def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
         with self._lock:
             stored = self._instances.get(ref)
             if stored is None or stored.record.lease_owner != owner:
                 return None
-            if stored.record.lease_expires_at != expires_at:  # the same under a still clock
-                stored.record = dataclasses.replace(stored.record, lease_expires_at=expires_at)
+            # a write even under a still clock, as on DynamoDB (see workflows.engine.usage)
+            stored.record = dataclasses.replace(
+                stored.record,
+                lease_expires_at=expires_at,
+                item_writes=stored.record.item_writes + 1,
+            )
             return stored.record
 
     def list_instances(
@@ -308,6 +326,11 @@ class MemoryQueue:
     def send(self, ref: InstanceRef, delay: float = 0.0) -> None:
         with self._lock:
             self._seq += 1
+def _created(record: InstanceRecord) -> InstanceRecord:
+    """``record`` as created: its creation is its first write (see workflows.engine.usage)."""
+    return dataclasses.replace(record, item_writes=record.item_writes + 1)
+
+
             self.sent += 1
             self._messages.append(_Message(self._clock.time() + max(0.0, delay), self._seq, ref))
 

@@ -247,6 +247,10 @@ class InstanceRecord:
     error: ErrorInfo | None = None
     lease_owner: str | None = None
     lease_expires_at: float | None = None
+    # what it used, counted in writes the store makes anyway (see workflows.engine.usage)
+    invocations: int = 0  # runner invocations that took its lease
+    item_writes: int = 0  # writes of the instance item itself (and of its events)
+    schedules: int = 0  # timed wake-ups set when it suspended
     wake_at: float | None = None
     paused_at: float | None = None
     pauses: tuple[tuple[float, float], ...] = ()
@@ -489,6 +493,41 @@ class StepInfo:
 
 
 @dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class InstanceUsage:
+    """What one instance used, as counted by the store (see :mod:`workflows.engine.usage` for
+    exactly what each number counts, and what it leaves out).
+
+    ``writes``: items written (the instance item's writes, its events and journal entries);
+    ``reads``: loads of its journal by runners; ``invocations``: runner invocations that
+    advanced it; ``schedules``: timed wake-ups set for it. Readable by attribute or as a
+    mapping (``u["writes"]``).
+    """
+
+    writes: int = 0
+    reads: int = 0
+    invocations: int = 0
+    schedules: int = 0
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "writes": self.writes,
+            "reads": self.reads,
+            "invocations": self.invocations,
+            "schedules": self.schedules,
+        }
+
+    @classmethod
+    def from_dict(cls, shown: Mapping[str, Any] | None) -> InstanceUsage | None:
+        """The usage a :meth:`to_dict` shows (None for None; missing counts are 0)."""
+        if shown is None:
+            return None
+        return cls(**{f.name: int(shown.get(f.name) or 0) for f in fields(cls)})
+
+
 class InstanceStatusView:
     """What ``instance.status()`` returns: ``status``, ``output``, ``error`` and the timeline.
 
@@ -507,6 +546,7 @@ class InstanceStatusView:
     finished_at: float | None = None
     wake_at: float | None = None
     rollback: RollbackInfo | None = None
+    usage: InstanceUsage | None = None  # what it used (see workflows.engine.usage)
     workflow_version: str = "1"
     status_reason: str | None = None
     parent: ParentRef | None = None  # the instance that started it, for a child workflow
@@ -525,6 +565,7 @@ class InstanceStatusView:
             "finished": iso(self.finished_at),
             "wake_at": iso(self.wake_at),
             "steps": [step.to_dict() for step in self.steps],
+            "usage": self.usage.to_dict() if self.usage else None,
             "rollback": self.rollback.to_dict() if self.rollback else None,
             "workflow_version": self.workflow_version,
             "status_reason": self.status_reason,
@@ -546,6 +587,7 @@ class InstanceStatusView:
             finished_at=_epoch(shown.get("finished")),
             wake_at=_epoch(shown.get("wake_at")),
             rollback=RollbackInfo.from_dict(shown.get("rollback")),
+            usage=InstanceUsage.from_dict(shown.get("usage")),
             workflow_version=str(shown.get("workflow_version") or "1"),
             status_reason=shown.get("status_reason"),
             parent=ParentRef.from_dict(shown.get("parent")),
