@@ -45,6 +45,7 @@ from workflows.engine.model import (
 )
 from workflows.engine.ports import CLAIM_SPAN, BatchCreateResult, InstancePage, InstanceState
 from workflows.engine.recovery import all_due_shards, due_shard
+from workflows.engine.usage import schedules_in
 from workflows.engine.transitions import Change
 
 from . import items as it
@@ -573,7 +574,8 @@ class DynamoStore:
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(ref, it.INSTANCE_SK),
-                "UpdateExpression": "SET " + sets,
+                # item_writes: every item of this transaction (see workflows.engine.usage)
+                "UpdateExpression": "SET " + sets + " ADD item_writes :written",
                 # version = :expected: nothing changed since the sender read the instance, so
                 # the event's id (the new version) sorts after every event committed before it
                 # — FIFO from the store, never from a clock — and the sender's decision to
@@ -631,6 +633,7 @@ class DynamoStore:
         }
         try:
             if parts.chunks:
+        values[":written"] = it.n(len(actions))
                 self._transact([{"Update": update}, *({"Put": c} for c in parts.chunks)])
                 return self.get(ref)
             response = _boundary_raw(
@@ -662,6 +665,10 @@ class DynamoStore:
         # at a time; an expired lease (a runner that died) may be taken over, and a lease that
         # is already ours (the same message delivered again after a failure) taken back
         free = (
+        # what it used, in this same write (see workflows.engine.usage)
+        parts.add("item_writes", 1 + len(parts.chunks))
+        if scheduled := schedules_in(change):
+            parts.add("schedules", scheduled)
             "(attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner)"
         )
         attempt = {
@@ -707,6 +714,7 @@ class DynamoStore:
                     TableName=self.table,
                     Key=self._key(ref, it.INSTANCE_SK),
                     UpdateExpression=(
+            "ADD invocations :one, item_writes :one "  # what it used: see engine.usage
                         "REMOVE lease_owner, lease_expires_at SET due_at = :due, due_shard = :shard"
                     ),
                     ConditionExpression="lease_owner = :owner",
@@ -724,10 +732,15 @@ class DynamoStore:
                 lambda: self.client.update_item(
                     TableName=self.table,
                     Key=self._key(ref, it.INSTANCE_SK),
-                    UpdateExpression="SET lease_expires_at = :expires",
+                    # the write counts itself (see workflows.engine.usage)
+                    UpdateExpression="SET lease_expires_at = :expires ADD item_writes :one",
                     # still ours: a runner whose lease was taken over must stop
                     ConditionExpression="lease_owner = :owner",
-                    ExpressionAttributeValues={":owner": it.s(owner), ":expires": it.n(expires_at)},
+                    ExpressionAttributeValues={
+                        ":owner": it.s(owner),
+                        ":expires": it.n(expires_at),
+                        ":one": it.n(1),
+                    },
                     ReturnValues="ALL_NEW",
                 )
             )
@@ -764,12 +777,14 @@ class DynamoStore:
     def _transact(self, actions: list[dict[str, Any]]) -> None:
         try:
             self.client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
+                        " ADD item_writes :one"  # see workflows.engine.usage
         except ClientError as exc:
             if error_code(exc) == "TransactionCanceledException":
                 reasons = exc.response.get("CancellationReasons", [])
                 failed = [
                     i for i, r in enumerate(reasons) if r.get("Code") == "ConditionalCheckFailed"
                 ]
+                        ":one": it.n(1),
                 if failed:
                     old = reasons[failed[0]].get("Item")
                     raise _ConditionFailed(dict(old) if old else None, failed, reasons) from None

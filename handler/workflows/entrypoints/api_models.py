@@ -46,6 +46,7 @@ __all__ = [
     "StepView",
     "WorkflowDetails",
     "WorkflowList",
+    "UsageView",
 ]
 
 # Any JSON value, spelled out rather than ``Any`` so that the resolver passes a JSON array
@@ -491,6 +492,38 @@ class InstanceDetails(BaseModel):
     wake_at: str | None = Field(default=None, description="Next scheduled wake-up, if any.")
     steps: list[StepView]
     rollback: RollbackView | None = Field(
+class UsageView(BaseModel):
+    """What one instance used, counted in writes the engine makes anyway (docs/cost.md)."""
+
+    writes: int = Field(
+        description=(
+            "Items written for it: each write of its instance item (creation, leases, status "
+            "changes, controls), each event sent (with its idempotency marker) and each "
+            "journal entry of its current run. Conditional writes that lost a race, the "
+            "journal of runs before a restart and large step results' chunk items are not "
+            "counted."
+        )
+    )
+    reads: int = Field(
+        description=(
+            "Loads of its journal by runners, one per invocation. Reloads within an "
+            "invocation and reads made for the API (status, lists) are not counted."
+        )
+    )
+    invocations: int = Field(
+        description=(
+            "Runner invocations that advanced it (took its lease). One that found it "
+            "finished, paused or leased by another runner is not counted."
+        )
+    )
+    schedules: int = Field(
+        description=(
+            "Timed wake-ups set when it suspended (sleep, retry delay, event timeout): an "
+            "EventBridge Scheduler schedule beyond 15 minutes, a delayed SQS message within."
+        )
+    )
+
+
         default=None,
         description=(
             "Null unless the instance rolled back (an uncaught failure with rollbacks "
@@ -502,6 +535,9 @@ class InstanceDetails(BaseModel):
     )
     status_reason: str | None = Field(
         default=None,
+    usage: UsageView | None = Field(
+        default=None, description="What the instance used, counted without extra AWS calls."
+    )
         description=(
             "Why the instance does not move on, when something outside it holds it: e.g. "
             "'version 1 of orders is not deployed' (it continues once that version is)."
