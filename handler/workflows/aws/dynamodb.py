@@ -45,8 +45,8 @@ from workflows.engine.model import (
 )
 from workflows.engine.ports import CLAIM_SPAN, BatchCreateResult, InstancePage, InstanceState
 from workflows.engine.recovery import all_due_shards, due_shard
-from workflows.engine.usage import schedules_in
 from workflows.engine.transitions import Change
+from workflows.engine.usage import schedules_in
 
 from . import items as it
 from .errors import error_code, translate
@@ -593,6 +593,7 @@ class DynamoStore:
             marker["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
             actions.append({"Put": marker})
         actions += [{"Put": self._new(c)} for c in chunks]
+        values[":written"] = it.n(len(actions))
         try:
             self._transact(actions)
         except _ConditionFailed as failed:
@@ -622,6 +623,10 @@ class DynamoStore:
     ) -> InstanceRecord | None:
         parts = it.change_update(ref, change, expected_version + 1, self.clock.time())
         parts.names["#version"] = "version"
+        # what it used, in this same write (see workflows.engine.usage)
+        parts.add("item_writes", 1 + len(parts.chunks))
+        if scheduled := schedules_in(change):
+            parts.add("schedules", scheduled)
         update = {
             "TableName": self.table,
             "Key": self._key(ref, it.INSTANCE_SK),
@@ -633,7 +638,6 @@ class DynamoStore:
         }
         try:
             if parts.chunks:
-        values[":written"] = it.n(len(actions))
                 self._transact([{"Update": update}, *({"Put": c} for c in parts.chunks)])
                 return self.get(ref)
             response = _boundary_raw(
@@ -657,6 +661,7 @@ class DynamoStore:
             **{f":s{i}": it.s(s.value) for i, s in enumerate(_LEASED_TO_RUN)},
         }
         base = (
+            "ADD invocations :one, item_writes :one "  # what it used: see engine.usage
             "SET lease_owner = :owner, lease_expires_at = :expires, version = version + :one, "
             "updated_at = :now, started_at = if_not_exists(started_at, :now), "
             "due_at = :expires, due_shard = :shard"
@@ -665,10 +670,6 @@ class DynamoStore:
         # at a time; an expired lease (a runner that died) may be taken over, and a lease that
         # is already ours (the same message delivered again after a failure) taken back
         free = (
-        # what it used, in this same write (see workflows.engine.usage)
-        parts.add("item_writes", 1 + len(parts.chunks))
-        if scheduled := schedules_in(change):
-            parts.add("schedules", scheduled)
             "(attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner)"
         )
         attempt = {
@@ -714,14 +715,15 @@ class DynamoStore:
                     TableName=self.table,
                     Key=self._key(ref, it.INSTANCE_SK),
                     UpdateExpression=(
-            "ADD invocations :one, item_writes :one "  # what it used: see engine.usage
                         "REMOVE lease_owner, lease_expires_at SET due_at = :due, due_shard = :shard"
+                        " ADD item_writes :one"  # see workflows.engine.usage
                     ),
                     ConditionExpression="lease_owner = :owner",
                     ExpressionAttributeValues={
                         ":owner": it.s(owner),
                         ":due": it.n(due_at),
                         ":shard": it.s(due_shard(ref)),
+                        ":one": it.n(1),
                     },
                 )
             )
@@ -777,14 +779,12 @@ class DynamoStore:
     def _transact(self, actions: list[dict[str, Any]]) -> None:
         try:
             self.client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
-                        " ADD item_writes :one"  # see workflows.engine.usage
         except ClientError as exc:
             if error_code(exc) == "TransactionCanceledException":
                 reasons = exc.response.get("CancellationReasons", [])
                 failed = [
                     i for i, r in enumerate(reasons) if r.get("Code") == "ConditionalCheckFailed"
                 ]
-                        ":one": it.n(1),
                 if failed:
                     old = reasons[failed[0]].get("Item")
                     raise _ConditionFailed(dict(old) if old else None, failed, reasons) from None

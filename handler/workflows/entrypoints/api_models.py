@@ -44,9 +44,9 @@ __all__ = [
     "StepError",
     "StepOutputBody",
     "StepView",
+    "UsageView",
     "WorkflowDetails",
     "WorkflowList",
-    "UsageView",
 ]
 
 # Any JSON value, spelled out rather than ``Any`` so that the resolver passes a JSON array
@@ -479,19 +479,6 @@ class RollbackView(BaseModel):
     )
 
 
-class InstanceDetails(BaseModel):
-    """An instance's status, output, error and step timeline."""
-
-    id: str
-    workflow: str
-    status: InstanceStatus
-    output: Any = Field(default=None, description="What run() returned, once complete.")
-    error: StepError | None = Field(default=None, description="Why it errored, if it did.")
-    created: str | None = None
-    finished: str | None = None
-    wake_at: str | None = Field(default=None, description="Next scheduled wake-up, if any.")
-    steps: list[StepView]
-    rollback: RollbackView | None = Field(
 class UsageView(BaseModel):
     """What one instance used, counted in writes the engine makes anyway (docs/cost.md)."""
 
@@ -524,6 +511,22 @@ class UsageView(BaseModel):
     )
 
 
+class InstanceDetails(BaseModel):
+    """An instance's status, output, error and step timeline."""
+
+    id: str
+    workflow: str
+    status: InstanceStatus
+    output: Any = Field(default=None, description="What run() returned, once complete.")
+    error: StepError | None = Field(default=None, description="Why it errored, if it did.")
+    created: str | None = None
+    finished: str | None = None
+    wake_at: str | None = Field(default=None, description="Next scheduled wake-up, if any.")
+    usage: UsageView | None = Field(
+        default=None, description="What the instance used, counted without extra AWS calls."
+    )
+    steps: list[StepView]
+    rollback: RollbackView | None = Field(
         default=None,
         description=(
             "Null unless the instance rolled back (an uncaught failure with rollbacks "
@@ -535,9 +538,6 @@ class UsageView(BaseModel):
     )
     status_reason: str | None = Field(
         default=None,
-    usage: UsageView | None = Field(
-        default=None, description="What the instance used, counted without extra AWS calls."
-    )
         description=(
             "Why the instance does not move on, when something outside it holds it: e.g. "
             "'version 1 of orders is not deployed' (it continues once that version is)."
