@@ -311,6 +311,11 @@ def instance_item(record: InstanceRecord) -> tuple[Item, list[Item]]:
     chunks = put_blob(item, "params", record.params, INSTANCE_SK, pk, ttl)
     if record.output is not None:
         chunks += put_blob(item, "output", record.output, INSTANCE_SK, pk, ttl)
+    # what it used (see workflows.engine.usage); its creation counts itself and its chunks
+    item["item_writes"] = n(record.item_writes + 1 + len(chunks))
+    put_optional(
+        item, {"invocations": record.invocations or None, "schedules": record.schedules or None}, {}
+    )
     return item, chunks
 
 
@@ -320,11 +325,6 @@ def claim_item(pk: str, generation: int, token: str, now: float) -> Item:
         "pk": s(pk),
         "sk": s(claim_sk(generation)),
         "token": s(token),
-    # what it used (see workflows.engine.usage); its creation counts itself and its chunks
-    item["item_writes"] = n(record.item_writes + 1 + len(chunks))
-    put_optional(
-        item, {"invocations": record.invocations or None, "schedules": record.schedules or None}, {}
-    )
         "expires_at": n(now + JOURNAL_HORIZON),
     }
 
@@ -367,6 +367,9 @@ def instance_record(item: Item, chunks: dict[str, Item] | None = None) -> Instan
         error=get_error(item),
         lease_owner=get_s(item, "lease_owner"),
         lease_expires_at=get_n(item, "lease_expires_at"),
+        invocations=get_int(item, "invocations"),
+        item_writes=get_int(item, "item_writes"),
+        schedules=get_int(item, "schedules"),
         wake_at=get_n(item, "wake_at"),
         paused_at=get_n(item, "paused_at"),
         pauses=get_pauses(item),
@@ -376,9 +379,6 @@ def instance_record(item: Item, chunks: dict[str, Item] | None = None) -> Instan
         workflow_version=get_s(item, "workflow_version") or "1",  # items before versions: "1"
         status_reason=get_s(item, "status_reason"),
         parent=ParentRef.from_dict(
-        invocations=get_int(item, "invocations"),
-        item_writes=get_int(item, "item_writes"),
-        schedules=get_int(item, "schedules"),
             {k: v["S"] for k, v in item["parent"]["M"].items()} if "parent" in item else None
         ),
     )
@@ -516,6 +516,7 @@ class ItemUpdate:
     names: dict[str, str] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
     chunks: list[Item] = field(default_factory=list)
+    adds: list[str] = field(default_factory=list)
 
     def set(self, name: str, value: dict[str, Any]) -> None:
         self.names[f"#{name}"] = name
@@ -526,30 +527,29 @@ class ItemUpdate:
         for name in names:
             self.names[f"#{name}"] = name
             self.removes.append(f"#{name}")
-    adds: list[str] = field(default_factory=list)
 
-    def expression(self) -> str:
-        return (
-            "SET "
-            + ", ".join(self.sets)
-            + (" REMOVE " + ", ".join(self.removes) if self.removes else "")
-        )
-
-
-_REMOVED_WITH = {
-    "output": ("output", "output_z", "output_chunks"),
     def add(self, name: str, amount: int) -> None:
         """Add ``amount`` to the number ``name`` (a counter: absent counts as 0)."""
         self.names[f"#{name}"] = name
         self.values[f":add_{name}"] = n(amount)
         self.adds.append(f"#{name} :add_{name}")
 
+    def expression(self) -> str:
+        return (
+            "SET "
+            + ", ".join(self.sets)
+            + (" REMOVE " + ", ".join(self.removes) if self.removes else "")
+            + (" ADD " + ", ".join(self.adds) if self.adds else "")
+        )
+
+
+_REMOVED_WITH = {
+    "output": ("output", "output_z", "output_chunks"),
     "due_at": ("due_at", "due_shard"),  # out of the due index too
 }
 
 
 def change_update(ref: InstanceRef, change: Change, version: int, now: float) -> ItemUpdate:
-            + (" ADD " + ", ".join(self.adds) if self.adds else "")
     """The update that writes ``change`` to an instance item and moves it to ``version``."""
     update = ItemUpdate()
     update.set("version", n(version))

@@ -140,13 +140,13 @@ class MemoryStore:
                 version=record.version + 1,
                 updated_at=event.timestamp,
                 due_at=record.due_at if due_at is None else due_at,
+                # the event, its key's marker and the instance item (as on DynamoDB)
+                item_writes=record.item_writes + 2 + (event.key is not None),
             )
             self.writes += 1
             return event
 
     def find_event(self, ref: InstanceRef, key: str) -> EventRecord | None:
-                # the event, its key's marker and the instance item (as on DynamoDB)
-                item_writes=record.item_writes + 2 + (event.key is not None),
         with self._lock:
             return self._stored(ref).keys.get(key)
 
@@ -223,6 +223,8 @@ class MemoryStore:
                 started_at=record.started_at or now,
                 updated_at=now,
                 due_at=expires_at,
+                invocations=record.invocations + 1,  # see workflows.engine.usage
+                item_writes=record.item_writes + 1,
             )
             self.writes += 1
             return stored.record
@@ -240,8 +242,6 @@ class MemoryStore:
                 item_writes=stored.record.item_writes + 1,
             )
 
-                invocations=record.invocations + 1,  # see workflows.engine.usage
-                item_writes=record.item_writes + 1,
     def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
         with self._lock:
             stored = self._instances.get(ref)
@@ -306,6 +306,11 @@ class MemoryStore:
         return sorted(self.load(ref).entries, key=lambda e: (e.at, e.key))
 
 
+def _created(record: InstanceRecord) -> InstanceRecord:
+    """``record`` as created: its creation is its first write (see workflows.engine.usage)."""
+    return dataclasses.replace(record, item_writes=record.item_writes + 1)
+
+
 @dataclass(order=True, frozen=True)
 class _Message:
     visible_at: float
@@ -326,11 +331,6 @@ class MemoryQueue:
     def send(self, ref: InstanceRef, delay: float = 0.0) -> None:
         with self._lock:
             self._seq += 1
-def _created(record: InstanceRecord) -> InstanceRecord:
-    """``record`` as created: its creation is its first write (see workflows.engine.usage)."""
-    return dataclasses.replace(record, item_writes=record.item_writes + 1)
-
-
             self.sent += 1
             self._messages.append(_Message(self._clock.time() + max(0.0, delay), self._seq, ref))
 

@@ -492,7 +492,6 @@ class StepInfo:
         )
 
 
-@dataclass(frozen=True)
 @dataclass(frozen=True, slots=True)
 class InstanceUsage:
     """What one instance used, as counted by the store (see :mod:`workflows.engine.usage` for
@@ -528,6 +527,7 @@ class InstanceUsage:
         return cls(**{f.name: int(shown.get(f.name) or 0) for f in fields(cls)})
 
 
+@dataclass(frozen=True)
 class InstanceStatusView:
     """What ``instance.status()`` returns: ``status``, ``output``, ``error`` and the timeline.
 
@@ -545,8 +545,8 @@ class InstanceStatusView:
     created_at: float | None = None
     finished_at: float | None = None
     wake_at: float | None = None
-    rollback: RollbackInfo | None = None
     usage: InstanceUsage | None = None  # what it used (see workflows.engine.usage)
+    rollback: RollbackInfo | None = None
     workflow_version: str = "1"
     status_reason: str | None = None
     parent: ParentRef | None = None  # the instance that started it, for a child workflow
@@ -564,8 +564,8 @@ class InstanceStatusView:
             "created": iso(self.created_at),
             "finished": iso(self.finished_at),
             "wake_at": iso(self.wake_at),
-            "steps": [step.to_dict() for step in self.steps],
             "usage": self.usage.to_dict() if self.usage else None,
+            "steps": [step.to_dict() for step in self.steps],
             "rollback": self.rollback.to_dict() if self.rollback else None,
             "workflow_version": self.workflow_version,
             "status_reason": self.status_reason,
@@ -586,8 +586,8 @@ class InstanceStatusView:
             created_at=_epoch(shown.get("created")),
             finished_at=_epoch(shown.get("finished")),
             wake_at=_epoch(shown.get("wake_at")),
-            rollback=RollbackInfo.from_dict(shown.get("rollback")),
             usage=InstanceUsage.from_dict(shown.get("usage")),
+            rollback=RollbackInfo.from_dict(shown.get("rollback")),
             workflow_version=str(shown.get("workflow_version") or "1"),
             status_reason=shown.get("status_reason"),
             parent=ParentRef.from_dict(shown.get("parent")),

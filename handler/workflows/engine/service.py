@@ -66,8 +66,8 @@ from .transitions import (
     TerminateWithRollback,
     Transition,
 )
-from .versions import is_registered, newest_version, versions_of, workflow_names
 from .usage import usage_of
+from .versions import is_registered, newest_version, versions_of, workflow_names
 
 log = logging.getLogger("workflows.service")
 
@@ -300,6 +300,7 @@ class InstanceService:
             created_at=record.created_at,
             finished_at=record.finished_at,
             wake_at=record.wake_at,
+            usage=usage_of(state),
             rollback=record.rollback.shown(record.status in FINISHED) if record.rollback else None,
             workflow_version=record.workflow_version,
             status_reason=record.status_reason,
@@ -308,7 +309,6 @@ class InstanceService:
 
     def _timeline(self, state: InstanceState) -> list[StepInfo]:
         record = state.record
-            usage=usage_of(state),
         return build_timeline(
             state.entries,
             # a finished instance's steps are judged as they were when it finished
