@@ -144,6 +144,7 @@ function reason(instance) {
   if (instance.status === "waiting" && pending) {
     if (pending.type === "waitForEvent") return `waiting for an event of type "${pending.event_type ?? "?"}"`;
     if (pending.type === "sleep") return `sleeping until ${when(pending.wake_at || pending.end)}`;
+    if (pending.type === "runWorkflow") return `waiting for child workflow ${pending.child?.workflow ?? "?"} ${pending.child?.id ?? ""}`;
     return `waiting to retry step "${pending.name}" (attempt ${pending.attempts} failed)`;
   }
   const why = {

@@ -9,7 +9,7 @@
 
 import { clock, duration, h, ms, pretty } from "./dom.js";
 
-const TYPE_LABEL = { do: "do", sleep: "sleep", waitForEvent: "waitForEvent", rollback: "rollback" };
+const TYPE_LABEL = { do: "do", sleep: "sleep", waitForEvent: "waitForEvent", runWorkflow: "runWorkflow", rollback: "rollback" };
 
 /** A timeline element; `update(instance)` draws the instance's steps into it. */
 export function createTimeline() {
@@ -147,6 +147,10 @@ function note(step, failed) {
     if (step.status === "errored") return `gave up waiting for ${type}`;
     return `awaits ${type}`;
   }
+  if (step.type === "runWorkflow" && !step.error) {
+    const child = step.child ? `${step.child.workflow} ${step.child.id}` : "a child workflow";
+    return step.status === "complete" ? `${child} returned` : `runs ${child}`;
+  }
   if (step.type === "sleep") {
     const wake = step.wake_at || step.end;
     if (!wake) return "sleeps";
@@ -209,6 +213,11 @@ function buildBody(row, step, where) {
   if (step.type === "waitForEvent") {
     body.append(h("p", null, "Awaits an event of type ", h("code", { class: "event-type" }, step.event_type || "(not recorded)"), step.status === "complete" ? ` — received at ${clock(step.end)}.` : "."));
     if (step.status === "complete") body.append(h("h4", null, "Payload"), h("pre", { class: "payload" }, pretty(step.output)));
+  }
+  if (step.type === "runWorkflow" && step.child) {
+    const page = `#/workflows/${encodeURIComponent(step.child.workflow)}/instances/${encodeURIComponent(step.child.id)}`;
+    body.append(h("p", null, "Child workflow: ", h("a", { href: page, class: "child-link" }, `${step.child.workflow} ${step.child.id}`), "."));
+    if (step.status === "complete") body.append(h("h4", null, "Output"), h("pre", null, pretty(step.output)));
   }
   if (step.error) body.append(h("h4", null, "Error"), h("pre", { class: "error-text" }, `${step.error.name}: ${step.error.message}`));
   if (step.type === "do" && step.output !== null && step.output !== undefined) body.append(h("h4", null, "Output"), h("pre", null, pretty(step.output)));
