@@ -32,6 +32,11 @@ def test_every_step_method_needs_a_deterministic_name(method: str) -> None:
     assert run_rules(f'await step.{method}(f"nap {{time.time()}}", "1 hour")') == ["WF101"]
 
 
+def test_a_child_workflow_step_needs_a_deterministic_name_too() -> None:
+    body = 'await step.run_workflow(f"pay {time.time()}", workflow="charge")'
+    assert run_rules(body) == ["WF101"]
+
+
 def test_a_step_name_from_a_variable_holding_the_time_is_wf101_and_wf102() -> None:
     findings = lint_run(
         """

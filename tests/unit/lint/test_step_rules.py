@@ -22,6 +22,7 @@ def test_a_step_stored_and_never_awaited_is_wf104() -> None:
         'step.sleep("nap", "1 hour")',
         'step.sleep_until("nap", 0)',
         'step.wait_for_event("approval", type="approved")',
+        'step.run_workflow("pay", workflow="charge")',
     ],
 )
 def test_a_bare_step_call_is_wf104(statement: str) -> None:
