@@ -118,6 +118,17 @@ def test_terminating_the_parent_terminates_its_running_children(make_env: EnvFac
     assert child.status().status == "terminated"
 
 
+def test_deleting_a_waiting_child_fails_its_parents_step(make_env: EnvFactory) -> None:
+    env = make_env({"order": Order, "charge": Charge})
+    order = env.create("order", id="order-7", params={"amount": 1, "hold": True})
+    env.run_until_idle()
+    child_ref = order.status().steps[0].child
+    assert child_ref is not None
+    env.get("charge", child_ref["id"]).delete()
+    env.run_until_idle()
+    assert order.status().output["failed"] == "Terminated"
+
+
 def test_a_child_that_ends_while_the_parent_is_paused_wakes_it_on_resume(
     make_env: EnvFactory,
 ) -> None:
