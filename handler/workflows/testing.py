@@ -77,6 +77,7 @@ from .engine.entrypoint import Env, WorkflowEntrypoint
 from .engine.errors import InstanceNotFound, SuspendReason
 from .engine.limits import check_id
 from .engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
+from .engine.memory_schedules import MemoryRecurring, RecurringFirings
 from .engine.model import InstanceRef, JournalEntry
 from .engine.ports import InstancePage
 from .engine.replayer import Divergence, ReplayDivergence, Replayer, ReplayResult, StepCall
@@ -208,6 +209,7 @@ class _Backend(Protocol):
     runner: Runner
     invocations: int
     crashes: int
+    recurring: RecurringFirings  # the workflows' schedules, fired on the virtual clock
 
     def deliver_one(self) -> bool:
         """Run one visible work message; False when none is visible."""
@@ -255,6 +257,8 @@ class _MemoryBackend:
         self.runner = Runner(
             workflows, self.store, self.queue, self.scheduler, clock, settings, env=env
         )
+        self.recurring: RecurringFirings = MemoryRecurring(workflows, self.service, clock)
+        self.recurring.reconcile()  # schedules fire from the env's start
         self.clock = clock
         self.invocations = 0
         self.crashes = 0
@@ -321,6 +325,10 @@ class _AwsBackend:
         self.store = self.aws.runtime.store
         self.service = self.aws.runtime.service
         self.runner = self.aws.runtime.runner
+        from .local.recurring import RecurringEmulator
+
+        self.recurring: RecurringFirings = RecurringEmulator(self.aws)
+        self.recurring.reconcile()  # as the sweep does after a deploy
         self.invocations = 0
         self.crashes = 0
 
@@ -464,7 +472,15 @@ class WorkflowTestEnv:
         """Run everything runnable, skipping virtual time over sleeps and retry delays.
 
         Returns when every instance is finished, paused, or waiting for an event.
+
+        The workflows' ``schedules`` fire first: each firing due since the last call starts
+        its instance ``<name>-<UTC time>`` (on the aws backend, through the recurring
+        schedules the sweep would deploy and the real TriggerFunction handler). Move the clock
+        to make firings due (``env.clock.advance("3 hours")``); the time skipped here over
+        sleeps fires none, or a schedule whose instances sleep would feed itself for ever.
         """
+        self._backend.recurring.reconcile()  # the registry may have changed: a deploy
+        self._backend.recurring.fire(self.clock.time())
         for _ in range(max_invocations):
             self._send_mocked_events()  # to instances created meanwhile (by a workflow)
             if self._backend.deliver_one() or self._backend.fire_due():
@@ -477,10 +493,18 @@ class WorkflowTestEnv:
             if not upcoming:
                 return
             self.clock.set(min(upcoming))
+            self._backend.recurring.skip(self.clock.time())
         raise RuntimeError(
             f"run_until_idle gave up after {max_invocations:,} invocations; does a workflow "
             "loop forever (e.g. a sleep inside an unbounded loop)?"
         )
+
+    def fire_schedule(self, workflow: str, at: datetime | float) -> None:
+        """Deliver one firing of ``workflow``'s schedule at ``at`` (an aware datetime or epoch
+        seconds), as EventBridge Scheduler does, e.g. a second time: it starts the instance
+        ``<workflow>-<UTC time>`` unless that exists already. ``run_until_idle`` runs it."""
+        when = at.timestamp() if isinstance(at, datetime) else float(at)
+        self._backend.recurring.deliver(workflow, when)
 
     def sweep(self) -> int:
         """Run the recovery sweep once, as SweepFunction does every 5 minutes: post each

@@ -41,6 +41,10 @@ SYNTAX = f"write {CRON_SYNTAX}; or {RATE_SYNTAX}"
 _RATE = re.compile(r"^rate\(\s*(\d+)\s+([a-z]+)\s*\)$")
 _CRON = re.compile(r"^cron\((.*)\)$", re.DOTALL)
 _UNITS = {"minute": 60, "hour": 3600, "day": 86400}
+MAX_FIRINGS = 100
+"""Firings of one schedule delivered at once at most, the latest (by the local runtime and the
+test kit, when their clock moves): moving a clock a year ahead does not start 500,000
+instances of a ``rate(1 minute)``."""
 
 
 class InvalidSchedule(InvalidWorkflowError, ConfigurationError):
@@ -109,6 +113,17 @@ class Schedule:
             at = moment.timestamp()
             if at > after:
                 yield at
+
+
+@dataclass(frozen=True)
+class Firing:
+    """One firing of a workflow's schedule: the instance it starts (``<workflow>-<UTC
+    time>``), when, and which expression fired."""
+
+    workflow: str
+    id: str
+    at: float
+    expression: str
 
 
 def parse_schedule(entry: Any) -> Schedule:
