@@ -56,7 +56,6 @@ from .recorded_steps import StepOutput, StepSelector, describe_steps, find_step,
 from .recovery import QUEUE_GRACE, SWEEP_MARGIN
 from .restart_from import Kept, kept_before
 from .retention import retention_of
-from .slots import SlotGate
 from .timeline import build_timeline
 from .transitions import (
     Change,
@@ -163,8 +162,6 @@ class InstanceService:
         self.queue = queue
         self.scheduler = scheduler
         self.clock = clock
-        # the concurrency limits (None when no workflow declares one: no call for them)
-        self.slots = SlotGate.of(workflows, store, queue, clock)
 
     # --- creating -------------------------------------------------------------------------
 
@@ -202,10 +199,7 @@ class InstanceService:
         self.check_workflow(workflow)
         new = self.validate_new(id, params)
         record = self._new_record(workflow, new)
-        if self.slots is not None and self.slots.limited(workflow):
-            record = self.slots.create(record)  # in line for a slot (engine.slots)
-        else:
-            self.store.create(record)
+        self.store.create(record)
         self._post(lambda: self.queue.send(record.ref), record.ref)
         return record
 
@@ -242,13 +236,11 @@ class InstanceService:
                 continue
             first_with[one.id] = index
             accepted.append((index, one))
-        records = [self._new_record(workflow, n) for _, n in accepted]
-        if not records:
-            written = BatchCreateResult()
-        elif self.slots is not None and self.slots.limited(workflow):
-            written = self.slots.create_many(records)  # in line for a slot (engine.slots)
-        else:
-            written = self.store.create_many(records)
+        written = (
+            self.store.create_many([self._new_record(workflow, n) for _, n in accepted])
+            if accepted
+            else BatchCreateResult()
+        )
         existing = set(written.existing)
         for index, one in accepted:
             if one.id in existing:
@@ -311,7 +303,7 @@ class InstanceService:
             usage=usage_of(state),
             rollback=record.rollback.shown(record.status in FINISHED) if record.rollback else None,
             workflow_version=record.workflow_version,
-            status_reason=self.slots.reason(record) if self.slots else record.status_reason,
+            status_reason=record.status_reason,
             parent=record.parent,
         )
 
@@ -652,16 +644,11 @@ class InstanceService:
         than ``SWEEP_MARGIN``, of the registered workflows only (another deployment's are left
         alone). A wake-up that was not needed is harmless: the lease turns it away. A queue
         failure raises, and the next sweep finds the same instances again.
-
-        Workflows with a concurrency limit also get their free slots, and those of runners
-        that died, handed to their waiting instances (see :mod:`workflows.engine.slots`);
-        those count too.
         """
         overdue = self.store.overdue(self.clock.time() - SWEEP_MARGIN, limit)
         refs = [ref for ref in overdue if ref.workflow in self.workflows]
         self.queue.send_many(refs)
-        granted = self.slots.reconcile() if self.slots is not None else 0
-        return len(refs) + granted
+        return len(refs)
 
     def _change(
         self, ref: InstanceRef, transition: Transition
