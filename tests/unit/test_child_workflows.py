@@ -13,6 +13,7 @@ from workflows.engine.children import child_id
 from workflows.engine.errors import InvalidStepError, StepFailedError
 from workflows.engine.limits import ID_PATTERN, MAX_ID
 from workflows.engine.model import InstanceRef
+from workflows.testing import Replayer
 
 from .backends import EnvFactory
 
@@ -202,3 +203,23 @@ def test_a_bad_workflow_name_is_refused_where_it_is_written(make_env: EnvFactory
     env.run_until_idle()
     assert "step.run_workflow('pay')" in inst.status().output
     assert "workflow name 'no/slash'" in inst.status().output
+
+
+class OrderRenamed(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        return await step.run_workflow("charge it", workflow="charge", params=event.payload)
+
+
+def test_histories_with_a_child_step_replay_and_a_renamed_one_diverges(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"order": Order, "charge": Charge})
+    waiting = env.create("order", id="order-8", params={"amount": 1, "hold": True})
+    done = env.create("order", id="order-9", params={"amount": 2})
+    env.run_until_idle()
+    for inst in (waiting, done):
+        history = env.service.history(InstanceRef("order", inst.id))
+        assert Replayer({"order": Order}).replay(history).compatible
+        renamed = Replayer({"order": OrderRenamed}).replay(history)
+        assert not renamed.compatible
+        assert "run_workflow" in renamed.message
