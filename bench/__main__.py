@@ -14,6 +14,7 @@ BENCHMARKS = [
     "bench.import_bench",
     "bench.dashboard_bench",
     "bench.check_deploy_bench",
+    "bench.cost_bench",
 ]
 ROOT = Path(__file__).resolve().parent.parent
 
