@@ -10,6 +10,7 @@ BENCHMARKS = [
     "bench.engine_bench",
     "bench.lint_bench",
     "bench.dynamodb_bench",
+    "bench.heat_bench",
     "bench.latency_bench",
     "bench.import_bench",
     "bench.dashboard_bench",

@@ -22,7 +22,7 @@ import contextlib
 import dataclasses
 import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -31,7 +31,6 @@ from workflows.engine.clock import Clock
 from workflows.engine.errors import (
     InstanceAlreadyExists,
     InstanceNotFound,
-    InvalidInput,
     StorageError,
 )
 from workflows.engine.model import (
@@ -51,6 +50,8 @@ from workflows.engine.usage import schedules_in
 from . import items as it
 from .errors import error_code, translate
 from .journal_writes import off_loop
+from .listing import START, merged_page, payload_of, position_of
+from .shards import INDEX_SHARDS, Listing
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -87,15 +88,24 @@ class DynamoStore:
             together record together (see :mod:`workflows.aws.journal_writes`); False records
             each one inline, in call order (a harness that numbers every AWS call in order).
     """
+        index_shards: shards of each listing index key (see :mod:`workflows.aws.shards`: it
+            may grow between deployments, never shrink).
 
     def __init__(
-        self, client: DynamoDBClient, table: str, clock: Clock, *, parallel_writes: bool = True
+        self,
+        client: DynamoDBClient,
+        table: str,
+        clock: Clock,
+        *,
+        parallel_writes: bool = True,
+        index_shards: int = INDEX_SHARDS,
     ) -> None:
         self.client = client
         self.table = table
         self.clock = clock
         self.parallel_writes = parallel_writes
 
+        self.index_shards = index_shards
     @functools.cached_property
     def cursors(self) -> CursorSigner:
         """Signs and checks listing cursors (made on first use: only listings need it)."""
@@ -134,7 +144,7 @@ class DynamoStore:
     def _put_instance(self, record: InstanceRecord, condition: str, values: dict[str, Any]) -> None:
         """Write a new instance item (and its chunks) if ``condition`` holds; _ConditionFailed
         carries the item that was there."""
-        item, chunks = it.instance_item(record)
+        item, chunks = it.instance_item(record, self.index_shards)
         put: dict[str, Any] = {
             "TableName": self.table,
             "Item": item,
@@ -163,7 +173,7 @@ class DynamoStore:
             while remaining:
                 puts = []
                 for record in remaining:
-                    item, chunks = it.instance_item(record)
+                    item, chunks = it.instance_item(record, self.index_shards)
                     puts.append((record, item, chunks))
                 if any(chunks for _, _, chunks in puts):
                     self._create_each(remaining, result)  # chunked params: a transaction each
@@ -302,49 +312,78 @@ class DynamoStore:
         cursor: str | None = None,
         limit: int = 50,
     ) -> InstancePage:
-        if status is None:
-            index, key, value = "by_workflow", "gsi2pk", workflow
-        else:
-            index, key, value = "by_status", "gsi1pk", f"{workflow}#{status.value}"
+        """A merge of the listing's shards, newest first (see :mod:`workflows.aws.listing`
+        for the cursor and what a page costs: one Query per shard not yet exhausted, and a
+        few to top up a shard holding more than its share of the page)."""
+        listing = Listing(workflow, None if status is None else status.value)
+        position = START
+        if cursor:
+            # the signature is checked before the cursor is parsed; its shape after
+            position = position_of(_boundary(lambda: self.cursors.verify(cursor)), listing)
+        partitions = listing.partitions(self.index_shards)
+
+        def query(partition: int, start: dict[str, Any] | None, limit: int) -> Any:
+            page = self._index_query(listing, partitions[partition], position.after, start, limit)
+            return page.get("Items", []), page.get("LastEvaluatedKey")
+
+        items, after = merged_page(query, len(partitions), position, limit, listing.sort_key)
+        records = [it.instance_record(i) for i in items]
+        if after is None:
+            return InstancePage(records, None)
+        payload = payload_of(listing, after)
+        return InstancePage(records, _boundary(lambda: self.cursors.sign(payload)))
+
+    def _index_query(
+        self,
+        listing: Listing,
+        partition: str,
+        below: str | None,
+        start: dict[str, Any] | None,
+        limit: int,
+    ) -> Any:
+        """One newest-first Query of one listing partition, of what sorts below ``below``."""
+        condition = f"{listing.key} = :v"
+        values = {":v": it.s(partition)}
+        if below is not None:
+            # below the last instance the previous page returned: the order is total
+            condition += f" AND {listing.sort_key} < :below"
+            values[":below"] = it.s(below)
         query: dict[str, Any] = {
             "TableName": self.table,
-            "IndexName": index,
-            "KeyConditionExpression": f"{key} = :v",
-            "ExpressionAttributeValues": {":v": it.s(value)},
+            "IndexName": listing.index,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": values,
             "ScanIndexForward": False,
             "Limit": limit,
         }
-        if cursor:
-            # the signature is checked before the cursor is parsed; the key's shape after
-            payload = _boundary(lambda: self.cursors.verify(cursor))
-            query["ExclusiveStartKey"] = _start_key(payload, key, it.s(value))
-        page = _boundary(lambda: self.client.query(**query))
-        records = [it.instance_record(i) for i in page.get("Items", [])]
-        last = page.get("LastEvaluatedKey")
-        next_cursor = _boundary(lambda: self.cursors.sign(last)) if last else None
-        return InstancePage(records, next_cursor)
+        if start is not None:
+            query["ExclusiveStartKey"] = start
+        return _boundary(lambda: self.client.query(**query))
 
     def count_instances(self, workflow: str, status: InstanceStatus) -> int:
-        """A COUNT Query on the by_status index: no item is returned, only how many match.
+        """COUNT Queries on the by_status index, one per shard (and the legacy key): no item
+        is returned, only how many match.
 
-        DynamoDB counts at most 1 MB of index entries per call, so the count is summed over
-        the pages (LastEvaluatedKey).
+        DynamoDB counts at most 1 MB of index entries per call, so each shard's count is summed
+        over its pages (LastEvaluatedKey).
         """
-        query: dict[str, Any] = {
-            "TableName": self.table,
-            "IndexName": "by_status",
-            "KeyConditionExpression": "gsi1pk = :v",
-            "ExpressionAttributeValues": {":v": it.s(f"{workflow}#{status.value}")},
-            "Select": "COUNT",
-        }
         total = 0
-        while True:
-            page = _boundary(lambda q=dict(query): self.client.query(**q))  # type: ignore[misc]
-            total += int(page.get("Count", 0))
-            last = page.get("LastEvaluatedKey")
-            if not last:
-                return total
-            query["ExclusiveStartKey"] = last
+        for partition in Listing(workflow, status.value).partitions(self.index_shards):
+            query: dict[str, Any] = {
+                "TableName": self.table,
+                "IndexName": "by_status",
+                "KeyConditionExpression": "gsi1pk = :v",
+                "ExpressionAttributeValues": {":v": it.s(partition)},
+                "Select": "COUNT",
+            }
+            while True:
+                page = _boundary(lambda q=dict(query): self.client.query(**q))  # type: ignore[misc]
+                total += int(page.get("Count", 0))
+                last = page.get("LastEvaluatedKey")
+                if not last:
+                    break
+                query["ExclusiveStartKey"] = last
+        return total
 
     def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
         """A Query per due-index shard (keys only): no scan, whatever the table holds."""
@@ -621,7 +660,9 @@ class DynamoStore:
     def update(
         self, ref: InstanceRef, expected_version: int, change: Change
     ) -> InstanceRecord | None:
-        parts = it.change_update(ref, change, expected_version + 1, self.clock.time())
+        parts = it.change_update(
+            ref, change, expected_version + 1, self.clock.time(), self.index_shards
+        )
         parts.names["#version"] = "version"
         # what it used, in this same write (see workflows.engine.usage)
         parts.add("item_writes", 1 + len(parts.chunks))
@@ -656,7 +697,12 @@ class DynamoStore:
             ":now": it.n(now),
             ":one": it.n(1),
             ":running": it.s(InstanceStatus.RUNNING.value),
-            ":gsi": it.s(f"{ref.workflow}#running"),
+            **{
+                f":{key}": it.s(partition)
+                for key, partition in it.listing_keys(
+                    ref, InstanceStatus.RUNNING, self.index_shards
+                ).items()
+            },
             ":shard": it.s(due_shard(ref)),
             **{f":s{i}": it.s(s.value) for i, s in enumerate(_LEASED_TO_RUN)},
         }
@@ -675,7 +721,8 @@ class DynamoStore:
         attempt = {
             "TableName": self.table,
             "Key": self._key(ref, it.INSTANCE_SK),
-            "UpdateExpression": base + ", #s = :running, gsi1pk = :gsi",
+            # a status change: the listing keys move (and a legacy item's move to its shard)
+            "UpdateExpression": base + ", #s = :running, gsi1pk = :gsi1pk, gsi2pk = :gsi2pk",
             "ConditionExpression": f"#s IN (:s0, :s1, :s2) AND {free}",
             "ExpressionAttributeNames": {"#s": "status"},
             "ExpressionAttributeValues": values,
@@ -697,7 +744,7 @@ class DynamoStore:
             "ExpressionAttributeValues": {
                 k: v
                 for k, v in values.items()
-                if k not in (":running", ":gsi", ":s0", ":s1", ":s2")
+                if k not in (":running", ":gsi1pk", ":gsi2pk", ":s0", ":s1", ":s2")
             }
             | {":wfp": it.s(InstanceStatus.WAITING_FOR_PAUSE.value)},
         }
@@ -832,33 +879,3 @@ def _not_found(ref: InstanceRef) -> InstanceNotFound:
         f"no instance '{ref.id}' of workflow '{ref.workflow}'; check the id, or list the "
         "workflow's instances"
     )
-
-
-# The attributes of a LastEvaluatedKey of each listing, by the index's partition key: the
-# table's keys and the index's keys, nothing else.
-_CURSOR_KEYS = {
-    "gsi1pk": frozenset({"pk", "sk", "gsi1pk", "gsi1sk"}),
-    "gsi2pk": frozenset({"pk", "sk", "gsi2pk", "gsi2sk"}),
-}
-
-
-def _start_key(payload: Any, index_key: str, partition: Mapping[str, str]) -> dict[str, Any]:
-    """The ExclusiveStartKey a verified cursor carries, if it is one of this listing.
-
-    The signature already proves the API issued it; this still refuses a cursor of another
-    listing (another workflow or status filter) rather than let DynamoDB answer for it.
-    """
-    if (
-        not isinstance(payload, dict)
-        or set(payload) != _CURSOR_KEYS[index_key]
-        or payload[index_key] != partition
-        or not all(
-            isinstance(v, dict) and set(v) == {"S"} and isinstance(v["S"], str) and v["S"]
-            for v in payload.values()
-        )
-    ):
-        raise InvalidInput(
-            "cursor belongs to another listing (another workflow or status filter); list again "
-            "without it"
-        )
-    return payload

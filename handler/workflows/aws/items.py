@@ -12,9 +12,13 @@ Key schema (table keys ``pk`` / ``sk``, strings)::
 So "load an instance's whole journal" is one Query on ``pk``. Two sparse GSIs list instances
 (only the instance item carries their keys):
 
-    by_status:   gsi1pk = "<workflow>#<status>", gsi1sk = "<created, 17 digits>#<id>"
-    by_workflow: gsi2pk = "<workflow>",          gsi2sk = "<created, 17 digits>#<id>"
-    by_due:      due_shard = "due#<n>",          due_at (number)    (keys only)
+    by_status:   gsi1pk = "<workflow>#<status>#<shard>", gsi1sk = "<created, 17 digits>#<id>"
+    by_workflow: gsi2pk = "<workflow>#<shard>",          gsi2sk = "<created, 17 digits>#<id>"
+    by_due:      due_shard = "due#<n>",                  due_at (number)    (keys only)
+
+The listing keys are spread over shards (a stable hash of the id, see
+:mod:`workflows.aws.shards`: why, how many, and how items written before sharding are still
+listed); a listing merges its shards (:mod:`workflows.aws.listing`).
 
 ``by_due`` is the recovery sweep's index (see :mod:`workflows.engine.recovery`): only
 instances that are neither finished nor paused carry ``due_at``.
@@ -64,6 +68,8 @@ from workflows.engine.model import (
 )
 from workflows.engine.recovery import due_shard
 from workflows.engine.transitions import Change
+
+from .shards import INDEX_SHARDS, index_shard, status_partition, workflow_partition
 
 Item = dict[str, Any]
 
@@ -272,10 +278,12 @@ _INSTANCE_NUMBERS = (
 )
 
 
-def instance_item(record: InstanceRecord) -> tuple[Item, list[Item]]:
-    """The instance item and the chunk items of its params."""
+def instance_item(record: InstanceRecord, shards: int = INDEX_SHARDS) -> tuple[Item, list[Item]]:
+    """The instance item and the chunk items of its params; its listing keys are spread over
+    ``shards`` (see :mod:`workflows.aws.shards`)."""
     pk = instance_pk(record.workflow, record.id)
     item: Item = {
+    shard = index_shard(record.id, shards)
         "pk": s(pk),
         "sk": s(INSTANCE_SK),
         "workflow": s(record.workflow),
@@ -284,9 +292,9 @@ def instance_item(record: InstanceRecord) -> tuple[Item, list[Item]]:
         "version": n(record.version),
         "generation": n(record.generation),
         "created_at": n(record.created_at),
-        "gsi1pk": s(f"{record.workflow}#{record.status.value}"),
+        "gsi1pk": s(status_partition(record.workflow, record.status.value, shard)),
         "gsi1sk": s(created_sort_key(record.created_at, record.id)),
-        "gsi2pk": s(record.workflow),
+        "gsi2pk": s(workflow_partition(record.workflow, shard)),
         "gsi2sk": s(created_sort_key(record.created_at, record.id)),
     }
     put_optional(
@@ -549,8 +557,11 @@ _REMOVED_WITH = {
 }
 
 
-def change_update(ref: InstanceRef, change: Change, version: int, now: float) -> ItemUpdate:
-    """The update that writes ``change`` to an instance item and moves it to ``version``."""
+def change_update(
+    ref: InstanceRef, change: Change, version: int, now: float, shards: int = INDEX_SHARDS
+) -> ItemUpdate:
+    """The update that writes ``change`` to an instance item and moves it to ``version``
+    (a status change also sets both listing keys, in the instance's shard of ``shards``)."""
     update = ItemUpdate()
     update.set("version", n(version))
     for name, value in change.values().items():
@@ -569,12 +580,24 @@ def change_update(ref: InstanceRef, change: Change, version: int, now: float) ->
             if name == "due_at":
                 update.set("due_shard", s(due_shard(ref)))
             elif name == "status":
-                update.set("gsi1pk", s(f"{ref.workflow}#{InstanceStatus(value).value}"))
+                for key, partition in listing_keys(ref, InstanceStatus(value), shards).items():
+                    update.set(key, s(partition))
     return update
 
 
 def _attribute(name: str, value: Any) -> dict[str, Any]:
     if name == "error":
+def listing_keys(ref: InstanceRef, status: InstanceStatus, shards: int) -> dict[str, str]:
+    """The listing index keys of an instance with ``status``. Written on every status change,
+    ``gsi2pk`` too (its value only changes for an item written before sharding: that is how
+    such an item moves to its shard)."""
+    shard = index_shard(ref.id, shards)
+    return {
+        "gsi1pk": status_partition(ref.workflow, status.value, shard),
+        "gsi2pk": workflow_partition(ref.workflow, shard),
+    }
+
+
         return error_value(value)
     if name == "pauses":
         return pauses_value(tuple(value))
