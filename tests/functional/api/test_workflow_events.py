@@ -334,3 +334,21 @@ def test_an_event_put_on_the_bus_reaches_the_instance_through_its_rule(api: Api)
     api.env.run_until_idle()
     assert output(api, ref) == ["first", "second"]
     assert stored(api, ref) == ["first", "second"]
+
+
+def test_a_wake_up_the_queue_refused_is_posted_by_the_sweep(api: Api) -> None:
+    # GIVEN a waiting instance, and SQS throttling the wake-up that follows the event's commit
+    ref = waiting(api, "unwoken")
+    faults = Faults.on(api.env.aws.runtime)
+    faults.arm("sqs.SendMessage", "throttle")
+    # WHEN the event arrives: it is stored, and the invocation succeeds (no Lambda retry)
+    api.trigger(workflow_event("8e8e0000-0000-4000-8000-000000000001", "unwoken", "one"))
+    assert faults.fired("sqs.SendMessage") == 1
+    assert stored(api, ref) == ["one"]
+    # THEN the sweep posts the wake-up, and the instance receives the event once
+    api.env.clock.advance(SWEEP_MARGIN + 1)
+    assert sweep.make_handler(api.env.aws.runtime)({}, None)["requeued"] >= 1
+    api.env.run_until_idle()
+    api.trigger(workflow_event("8e8e0000-0000-4000-8000-000000000002", "unwoken", "two"))
+    api.env.run_until_idle()
+    assert output(api, ref) == ["one", "two"]
