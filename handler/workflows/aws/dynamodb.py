@@ -87,9 +87,9 @@ class DynamoStore:
         parallel_writes: journal writes a pass awaits run in threads, so that steps finishing
             together record together (see :mod:`workflows.aws.journal_writes`); False records
             each one inline, in call order (a harness that numbers every AWS call in order).
-    """
         index_shards: shards of each listing index key (see :mod:`workflows.aws.shards`: it
             may grow between deployments, never shrink).
+    """
 
     def __init__(
         self,
@@ -104,8 +104,8 @@ class DynamoStore:
         self.table = table
         self.clock = clock
         self.parallel_writes = parallel_writes
-
         self.index_shards = index_shards
+
     @functools.cached_property
     def cursors(self) -> CursorSigner:
         """Signs and checks listing cursors (made on first use: only listings need it)."""

@@ -282,8 +282,8 @@ def instance_item(record: InstanceRecord, shards: int = INDEX_SHARDS) -> tuple[I
     """The instance item and the chunk items of its params; its listing keys are spread over
     ``shards`` (see :mod:`workflows.aws.shards`)."""
     pk = instance_pk(record.workflow, record.id)
-    item: Item = {
     shard = index_shard(record.id, shards)
+    item: Item = {
         "pk": s(pk),
         "sk": s(INSTANCE_SK),
         "workflow": s(record.workflow),
@@ -585,8 +585,6 @@ def change_update(
     return update
 
 
-def _attribute(name: str, value: Any) -> dict[str, Any]:
-    if name == "error":
 def listing_keys(ref: InstanceRef, status: InstanceStatus, shards: int) -> dict[str, str]:
     """The listing index keys of an instance with ``status``. Written on every status change,
     ``gsi2pk`` too (its value only changes for an item written before sharding: that is how
@@ -598,6 +596,8 @@ def listing_keys(ref: InstanceRef, status: InstanceStatus, shards: int) -> dict[
     }
 
 
+def _attribute(name: str, value: Any) -> dict[str, Any]:
+    if name == "error":
         return error_value(value)
     if name == "pauses":
         return pauses_value(tuple(value))
