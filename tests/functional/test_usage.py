@@ -11,6 +11,7 @@ import pytest
 
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.aws.runtime import LAMBDA_RUNNER
+from workflows.cli.instances import usage_line
 from workflows.engine.model import InstanceStatusView, InstanceUsage
 from workflows.entrypoints.api import app
 from workflows.testing import WorkflowTestEnv
@@ -156,3 +157,8 @@ def test_the_openapi_document_describes_usage() -> None:
     fields = schemas["UsageView"]["properties"]
     assert set(fields) == {"writes", "reads", "invocations", "schedules"}
     assert "not counted" in fields["writes"]["description"]
+
+
+def test_the_cli_line_says_each_count_in_the_singular_or_plural() -> None:
+    usage = {"writes": 9, "reads": 1, "invocations": 1, "schedules": 0}
+    assert usage_line(usage) == "usage: 9 writes, 1 read, 1 invocation, 0 schedules"

@@ -1,0 +1,66 @@
+"""The cost model behind ``make bench`` (bench/cost_bench.py): DynamoDB units from the sizes of
+the items actually written, and the calls of a sleeping instance counted exactly."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from bench.cost_bench import Nap, item_size, measure, write_units
+from bench.prices import PRICES, price
+
+from workflows.aws.items import entry_item
+from workflows.engine.model import EntryKind, JournalEntry
+
+
+def journal_item(result: object) -> dict[str, object]:
+    entry = JournalEntry(
+        key="step 7#1",
+        kind=EntryKind.STEP,
+        name="step 7",
+        count=1,
+        at=1.7e9,
+        position=7,
+        started_at=1.7e9,
+        attempt_started_at=1.7e9,
+        result=json.dumps(result),
+    )
+    item, chunks = entry_item("I#orders#order-1", 1, entry, 1.7e9)
+    assert chunks == []
+    return item
+
+
+def test_a_1_kb_step_result_with_its_keys_is_2_write_units() -> None:
+    small, kilobyte = journal_item("ok"), journal_item("r" * 1000)
+    assert write_units(item_size(small)) == 1
+    assert 1024 < item_size(kilobyte) < 2048
+    assert write_units(item_size(kilobyte)) == 2
+
+
+def test_a_day_of_sleep_is_counted_call_by_call() -> None:
+    run = measure(Nap, "nap-test")
+    # create (put, message); invocation 1: lease, load, the sleep's entry, its schedule, wait;
+    # invocation 2 (the schedule fired): lease, load, end
+    assert run.meter.calls == Counter(
+        {
+            "dynamodb.PutItem": 2,
+            "dynamodb.UpdateItem": 4,
+            "dynamodb.Query": 2,
+            "sqs.SendMessage": 1,
+            "scheduler.CreateSchedule": 1,
+        }
+    )
+    assert len(run.invocations) == 2
+    assert run.meter.write_units == 6
+    # every instance-item write rewrites both whole-item indexes and moves its due time: a
+    # status or due-time change is a delete and a put in the index (create 3, leases and the
+    # wait 5 each, the end 4)
+    assert run.meter.index_write_units == 3 + 5 + 5 + 5 + 4
+
+
+def test_every_price_says_where_it_is_published_and_none_is_guessed() -> None:
+    for entry in PRICES:
+        assert entry.source.startswith("https://"), entry.key
+        assert entry.usd is not None or "not found" in entry.note, entry.key
+    assert price("lambda_durable.data_written").each == 0.0
+    assert price("dynamodb.write_request_unit").each == 0.625 / 1e6
