@@ -67,8 +67,11 @@ def test_the_child_output_is_the_step_result_and_the_wake_up_is_the_childs_end(
     assert row.child is not None and row.child["workflow"] == "charge"
     child = env.get("charge", row.child["id"]).status()
     assert child.status == "complete"
-    assert child.parent is not None
-    assert child.parent.to_dict() == {"workflow": "order", "id": "order-1", "step": "pay"}
+    assert child.parent == {"workflow": "order", "id": "order-1", "step": "pay"}
+    assert child.parent is not None and (child.parent.workflow, child.parent.step) == (
+        "order",
+        "pay",
+    )
     assert child.to_dict()["parent"] == {"workflow": "order", "id": "order-1", "step": "pay"}
     assert status.to_dict()["steps"][0]["child"] == {"workflow": "charge", "id": child.id}
 

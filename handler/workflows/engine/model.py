@@ -173,21 +173,35 @@ class RollbackInfo:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ParentRef:
+class ParentRef(dict[str, str]):
     """The instance that started a child workflow, and its ``step.run_workflow`` step: what
-    the child's status shows as ``parent`` (``{workflow, id, step}``), and whom its end wakes."""
+    the child's status shows as ``parent`` (``{workflow, id, step}``), and whom its end wakes.
+    A mapping (equal to its dict), also readable as ``.workflow``, ``.id`` and ``.step``."""
 
-    workflow: str
-    id: str
-    step: str
+    def __init__(self, workflow: str, id: str, step: str) -> None:
+        super().__init__(workflow=workflow, id=id, step=step)
+
+    def __reduce__(self) -> Any:
+        return (ParentRef, (self.workflow, self.id, self.step))
+
+    @property
+    def workflow(self) -> str:
+        return self["workflow"]
+
+    @property
+    def id(self) -> str:
+        return self["id"]
+
+    @property
+    def step(self) -> str:
+        return self["step"]
 
     @property
     def ref(self) -> InstanceRef:
         return InstanceRef(self.workflow, self.id)
 
     def to_dict(self) -> dict[str, str]:
-        return {"workflow": self.workflow, "id": self.id, "step": self.step}
+        return dict(self)
 
     @classmethod
     def from_dict(cls, shown: Mapping[str, Any] | None) -> ParentRef | None:
