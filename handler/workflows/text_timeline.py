@@ -64,6 +64,9 @@ def _detail(step: dict[str, Any]) -> str:
         return awaited
     if kind == "sleep":
         return f"wakes at {step['wake_at']}" if step.get("wake_at") else ""
+    child = step.get("child")
+    if kind == "runWorkflow" and child and not error and step.get("status") != "complete":
+        return f"runs child {child['workflow']}/{child['id']}"
     if kind == "rollback":
         return failed or ("undone" if step.get("status") == "complete" else "")
     if error:

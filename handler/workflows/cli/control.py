@@ -27,7 +27,7 @@ _ACTIONS = {
     "restart": "restart an instance from the top, with the same id and params",
 }
 _DONE = {"pause": "paused", "resume": "resumed", "terminate": "terminated", "restart": "restarted"}
-_STEP_TYPES = ("do", "sleep", "waitForEvent")
+_STEP_TYPES = ("do", "sleep", "waitForEvent", "runWorkflow")
 MAX_DELETE = 100  # ids per request of the API's batch delete
 
 
@@ -99,7 +99,7 @@ def _add_from_step(restart: argparse.ArgumentParser) -> None:
         "--type",
         choices=_STEP_TYPES,
         metavar="TYPE",
-        help="with --from-step: only a step of this type (do, sleep, waitForEvent)",
+        help="with --from-step: only a step of this type (do, sleep, waitForEvent, runWorkflow)",
     )
 
 

@@ -115,7 +115,7 @@ class FromStep(_Request):
         strict=True,
         description="Its occurrence: 1 for the first call with this name (ctx.step.count).",
     )
-    type: Literal["do", "sleep", "waitForEvent"] | None = Field(
+    type: Literal["do", "sleep", "waitForEvent", "runWorkflow"] | None = Field(
         default=None, description="Its type; omit to match any."
     )
 
