@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from .cursors import CursorSigner
+    from .slots import DynamoSlots
 
 T = TypeVar("T")
 log = logging.getLogger("workflows.dynamodb")
@@ -689,7 +690,13 @@ class DynamoStore:
         return it.instance_record(response["Attributes"])
 
     def acquire_lease(
-        self, ref: InstanceRef, owner: str, now: float, expires_at: float
+        self,
+        ref: InstanceRef,
+        owner: str,
+        now: float,
+        expires_at: float,
+        *,
+        needs_slot: bool = False,
     ) -> InstanceRecord | None:
         values: dict[str, Any] = {
             ":owner": it.s(owner),
@@ -718,6 +725,8 @@ class DynamoStore:
         free = (
             "(attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner)"
         )
+        if needs_slot:  # a limited workflow's instance runs only holding a slot (engine.slots)
+            free += " AND attribute_exists(slot)"
         attempt = {
             "TableName": self.table,
             "Key": self._key(ref, it.INSTANCE_SK),
@@ -796,6 +805,13 @@ class DynamoStore:
         except _ConditionFailed:
             return None
         return it.instance_record(response["Attributes"])
+
+    @functools.cached_property
+    def slots(self) -> DynamoSlots:
+        """The slots of workflows with a concurrency limit (see workflows.aws.slots)."""
+        from .slots import DynamoSlots
+
+        return DynamoSlots(self.client, self.table)
 
     def break_lease(self, ref: InstanceRef) -> None:
         """Drop a dead invocation's lease, as if it had expired (test kit)."""

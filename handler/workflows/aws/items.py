@@ -275,6 +275,7 @@ _INSTANCE_NUMBERS = (
     "paused_at",
     "expires_at",
     "due_at",
+    "slot",
 )
 
 
@@ -383,6 +384,7 @@ def instance_record(item: Item, chunks: dict[str, Item] | None = None) -> Instan
         pauses=get_pauses(item),
         expires_at=get_n(item, "expires_at"),
         due_at=get_n(item, "due_at"),
+        slot=None if "slot" not in item else get_int(item, "slot"),
         rollback=get_rollback(item),
         workflow_version=get_s(item, "workflow_version") or "1",  # items before versions: "1"
         status_reason=get_s(item, "status_reason"),

@@ -54,6 +54,7 @@ from .operations.base import StepInterceptor
 from .ports import InstanceState, InstanceStore, WakeUpScheduler, WorkQueue
 from .replay import Completed, Failed, Outcome, Replay, RollBack, RolledBack, Suspended
 from .retention import Retention, retention_of
+from .slots import SlotGate
 from .transitions import (
     Change,
     EndRollback,
@@ -139,6 +140,8 @@ class Runner:
         self._env = env or Env
         self._on_status = on_status
         self.interceptor = interceptor
+        # the concurrency limits (None when no workflow declares one: no call for them)
+        self.slots = SlotGate.of(workflows, store, queue, clock)
         self.children = Children(workflows, store, queue, clock)  # step.run_workflow's
         # Each workflow's retention by outcome, checked here so a bad one fails at start-up.
         self._retention = {
@@ -189,7 +192,10 @@ class Runner:
         self, ref: InstanceRef, remaining: Callable[[], float] | None, owner: str
     ) -> AdvanceResult:
         now = self.clock.time()
-        leased = self.store.acquire_lease(ref, owner, now, now + self.settings.lease_seconds)
+        if self.slots is not None and self.slots.limited(ref.workflow):
+            leased = self.slots.lease(ref, owner, now, now + self.settings.lease_seconds)
+        else:
+            leased = self.store.acquire_lease(ref, owner, now, now + self.settings.lease_seconds)
         if leased is None:
             return AdvanceResult(None, skipped=True)
         self._notify(leased)
@@ -224,6 +230,8 @@ class Runner:
                 state = self.store.load(ref)
                 continue
             self._notify(updated)
+            if self.slots is not None and updated.slot is not None:
+                self.slots.release(updated)  # unless it still runs (see engine.slots)
             if change is not None and not change.release:
                 state = self.store.load(ref)  # it keeps the lease: go on (to the rollbacks)
                 continue

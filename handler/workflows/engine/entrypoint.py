@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .concurrency import check_concurrency
 from .durations import Duration
 from .errors import EventMutationError, InvalidWorkflowError
 from .frozen import _RULE, freeze
@@ -122,9 +123,14 @@ class WorkflowEntrypoint:
             change that reorders, renames or removes steps and keep the old class registered
             as ``name@version`` until no instance runs on it (see the README's "Versions and
             safe deploys").
+        concurrency: at most this many instances of the workflow are ``running`` at once (a
+            whole number from 1 to 10,000; default None, no limit). The others stay
+            ``queued`` (``status_reason`` says "waiting for a slot" and their place in line)
+            and start oldest first as running ones finish, sleep, wait or pause.
     """
 
     max_steps: ClassVar[int] = DEFAULT_MAX_STEPS
+    concurrency: ClassVar[int | None] = None
     retention: ClassVar[Mapping[str, Duration] | None] = None
     version: ClassVar[str] = DEFAULT_VERSION
 
@@ -139,6 +145,8 @@ class WorkflowEntrypoint:
             parse_retention(cls.retention, 0.0, f"class {cls.__module__}.{cls.__qualname__}")
         if "version" in cls.__dict__:
             _check_version(cls)
+        if "concurrency" in cls.__dict__:
+            check_concurrency(cls)
 
     def __init__(self, env: Env | None = None) -> None:
         self.env = env if env is not None else Env()

@@ -8,9 +8,11 @@ threads and may use a workflow client.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .clock import Clock
 from .errors import InstanceAlreadyExists, InstanceNotFound, InvalidInput, SuspendReason
@@ -26,6 +28,9 @@ from .model import (
 from .ports import CLAIM_SPAN, BatchCreateResult, InstancePage, InstanceState
 from .transitions import Change
 from .usage import schedules_in
+
+if TYPE_CHECKING:
+    from .memory_slots import MemorySlots
 
 
 @dataclass
@@ -201,7 +206,13 @@ class MemoryStore:
             return True
 
     def acquire_lease(
-        self, ref: InstanceRef, owner: str, now: float, expires_at: float
+        self,
+        ref: InstanceRef,
+        owner: str,
+        now: float,
+        expires_at: float,
+        *,
+        needs_slot: bool = False,
     ) -> InstanceRecord | None:
         with self._lock:
             stored = self._instances.get(ref)
@@ -210,6 +221,8 @@ class MemoryStore:
             record = stored.record
             lease_free = not record.leased(now) or record.lease_owner == owner
             if record.status not in RUNNABLE or not lease_free:
+                return None
+            if needs_slot and record.slot is None:
                 return None
             status = record.status
             if status in (InstanceStatus.QUEUED, InstanceStatus.WAITING):
@@ -290,6 +303,13 @@ class MemoryStore:
                 if s.record.due_at is not None and s.record.due_at < before
             ]
         return [ref for _, ref in sorted(due, key=lambda d: d[0])][:limit]
+
+    @functools.cached_property
+    def slots(self) -> MemorySlots:
+        """The slots of workflows with a concurrency limit (see workflows.engine.slots)."""
+        from .memory_slots import MemorySlots
+
+        return MemorySlots(self)
 
     # --- for the test kit -----------------------------------------------------------------
 

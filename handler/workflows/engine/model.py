@@ -270,6 +270,7 @@ class InstanceRecord:
     pauses: tuple[tuple[float, float], ...] = ()
     expires_at: float | None = None
     due_at: float | None = None  # see workflows.engine.recovery
+    slot: int | None = None  # the concurrency slot it holds (see workflows.engine.slots)
     rollback: RollbackInfo | None = None  # set once the instance rolls back (see transitions)
     workflow_version: str = "1"  # the class version it was created on (see engine.versions)
     status_reason: str | None = None  # why it does not move on, e.g. its version is not deployed

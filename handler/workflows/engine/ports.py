@@ -154,10 +154,17 @@ class InstanceStore(Protocol):
         ...
 
     def acquire_lease(
-        self, ref: InstanceRef, owner: str, now: float, expires_at: float
+        self,
+        ref: InstanceRef,
+        owner: str,
+        now: float,
+        expires_at: float,
+        *,
+        needs_slot: bool = False,
     ) -> InstanceRecord | None:
         """Take the instance's lease if it is runnable and the lease is free, expired, or
-        already ``owner``'s (a redelivered message takes back the lease it held).
+        already ``owner``'s (a redelivered message takes back the lease it held), and, with
+        ``needs_slot``, only if it holds a slot of its workflow's concurrency limit.
 
         Sets status running when it was queued or waiting, sets ``due_at`` to the lease's
         expiry, bumps the version. Returns the new record, or None when the instance is

@@ -56,6 +56,7 @@ from .recorded_steps import StepOutput, StepSelector, describe_steps, find_step,
 from .recovery import QUEUE_GRACE, SWEEP_MARGIN
 from .restart_from import Kept, kept_before
 from .retention import retention_of
+from .slots import SlotGate
 from .timeline import build_timeline
 from .transitions import (
     Change,
@@ -162,6 +163,8 @@ class InstanceService:
         self.queue = queue
         self.scheduler = scheduler
         self.clock = clock
+        # the concurrency limits (None when no workflow declares one: no call for them)
+        self.slots = SlotGate.of(workflows, store, queue, clock)
 
     # --- creating -------------------------------------------------------------------------
 
@@ -199,7 +202,10 @@ class InstanceService:
         self.check_workflow(workflow)
         new = self.validate_new(id, params)
         record = self._new_record(workflow, new)
-        self.store.create(record)
+        if self.slots is not None and self.slots.limited(workflow):
+            record = self.slots.create(record)  # in line for a slot (engine.slots)
+        else:
+            self.store.create(record)
         self._post(lambda: self.queue.send(record.ref), record.ref)
         return record
 
@@ -236,11 +242,13 @@ class InstanceService:
                 continue
             first_with[one.id] = index
             accepted.append((index, one))
-        written = (
-            self.store.create_many([self._new_record(workflow, n) for _, n in accepted])
-            if accepted
-            else BatchCreateResult()
-        )
+        records = [self._new_record(workflow, n) for _, n in accepted]
+        if not records:
+            written = BatchCreateResult()
+        elif self.slots is not None and self.slots.limited(workflow):
+            written = self.slots.create_many(records)  # in line for a slot (engine.slots)
+        else:
+            written = self.store.create_many(records)
         existing = set(written.existing)
         for index, one in accepted:
             if one.id in existing:
@@ -303,7 +311,7 @@ class InstanceService:
             usage=usage_of(state),
             rollback=record.rollback.shown(record.status in FINISHED) if record.rollback else None,
             workflow_version=record.workflow_version,
-            status_reason=record.status_reason,
+            status_reason=self.slots.reason(record) if self.slots else record.status_reason,
             parent=record.parent,
         )
 
@@ -644,11 +652,16 @@ class InstanceService:
         than ``SWEEP_MARGIN``, of the registered workflows only (another deployment's are left
         alone). A wake-up that was not needed is harmless: the lease turns it away. A queue
         failure raises, and the next sweep finds the same instances again.
+
+        Workflows with a concurrency limit also get their free slots, and those of runners
+        that died, handed to their waiting instances (see :mod:`workflows.engine.slots`);
+        those count too.
         """
         overdue = self.store.overdue(self.clock.time() - SWEEP_MARGIN, limit)
         refs = [ref for ref in overdue if ref.workflow in self.workflows]
         self.queue.send_many(refs)
-        return len(refs)
+        granted = self.slots.reconcile() if self.slots is not None else 0
+        return len(refs) + granted
 
     def _change(
         self, ref: InstanceRef, transition: Transition

@@ -26,6 +26,13 @@ Wait                   running                   waiting              runner; a 
 Yield                  running                   running              runner; out of time or
                                                                       passes, work re-posted
 Settle                 paused, finished          (unchanged)          runner; lets the lease go
+QueueForSlot           queued, waiting, running  queued               runner; its workflow's
+                                                                      concurrency slots are taken
+GrantSlot              queued                    queued (with slot)   runner, sweep; a slot is
+                                                                      free (engine.slots)
+ReleaseSlot            not running               (unchanged)          runner; it holds a slot
+ReclaimSlot            running, waitingForPause  queued, paused       runner, sweep; its lease
+                                                                      expired holding a slot
 Park                   running                   (unchanged)          runner; the instance's version
                                                                       is not registered
 Pause                  queued, running,          paused               API, or the runner when it
@@ -59,7 +66,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
 from .errors import TERMINATED_WITH_ROLLBACK, InvalidTransition
-from .model import FINISHED, ErrorInfo, InstanceRecord, InstanceStatus, RollbackInfo
+from .model import FINISHED, RUNNABLE, ErrorInfo, InstanceRecord, InstanceStatus, RollbackInfo
 from .recovery import QUEUE_GRACE
 
 
@@ -101,6 +108,7 @@ class Change:
     rollback: RollbackInfo | _Keep | None = KEEP
     workflow_version: str | _Keep = KEEP
     status_reason: str | _Keep | None = KEEP
+    slot: int | _Keep | None = KEEP
     release: bool = False
 
     def values(self) -> dict[str, Any]:
@@ -247,6 +255,75 @@ class Settle:
 
     def change(self, record: InstanceRecord, now: float) -> Change | None:
         return Change(release=True)
+
+
+# --- a workflow's concurrency slots (see workflows.engine.slots) ----------------------------
+
+WAITING_FOR_SLOT = "waiting for a slot"
+"""The status reason of an instance queued behind its workflow's ``concurrency`` limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueForSlot:
+    """No slot of its workflow's concurrency limit is free for it: the instance is queued and
+    says so. It is not due: the release of a slot (or the sweep) starts it, oldest first."""
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        if record.slot is not None or record.status not in RUNNABLE or record.leased(now):
+            raise InvalidTransition(
+                f"instance '{record.id}' is {record.status}; only an instance that holds no "
+                "slot and no lease queues for one"
+            )
+        return Change(status=InstanceStatus.QUEUED, status_reason=WAITING_FOR_SLOT, due_at=None)
+
+
+@dataclass(frozen=True, slots=True)
+class GrantSlot:
+    """A queued instance gets ``slot``: due at ``due_at`` (its work message starts it by then,
+    or the recovery sweep posts it again)."""
+
+    slot: int
+    due_at: float
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        if record.slot is not None or record.status is not InstanceStatus.QUEUED:
+            raise InvalidTransition(
+                f"instance '{record.id}' is {record.status}; a slot goes to a queued instance "
+                "that holds none"
+            )
+        return Change(slot=self.slot, status_reason=None, due_at=self.due_at)
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseSlot:
+    """The instance stopped running (it finished, sleeps, waits, paused): its slot goes."""
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        return Change(slot=None)
+
+
+@dataclass(frozen=True, slots=True)
+class ReclaimSlot:
+    """The slot's holder is not running any more and nobody released it (its runner died and
+    its lease expired): a running instance is queued for a slot again, one waiting for a
+    pause is paused, any other just lets the slot go."""
+
+    def change(self, record: InstanceRecord, now: float) -> Change | None:
+        if record.leased(now):
+            raise InvalidTransition(f"instance '{record.id}' is leased; its slot is in use")
+        if record.status is InstanceStatus.RUNNING:
+            return Change(
+                status=InstanceStatus.QUEUED,
+                status_reason=WAITING_FOR_SLOT,
+                due_at=None,
+                slot=None,
+                updated_at=now,
+                release=True,
+            )
+        if record.status is InstanceStatus.WAITING_FOR_PAUSE:
+            paused = Pause(by_runner=True).change(record, now) or Change(release=True)
+            return dataclasses.replace(paused, slot=None)
+        return Change(slot=None)
 
 
 # --- the instance service's transitions (and the runner's pause) ---------------------------

@@ -81,9 +81,7 @@ class RecurringEmulator:
         due: list[tuple[float, str, dict[str, Any]]] = []
         for name, detail in self._schedules():
             since = max(after, self._since.setdefault(name, after))
-            schedule = Schedule(
-                detail["ScheduleExpression"], detail.get("ScheduleExpressionTimezone", "UTC")
-            )
+            schedule = _schedule_of(detail)
             times = list(schedule.firings(since, until))[-MAX_FIRINGS:]
             due.extend((at, name, detail) for at in times)
         return [self._deliver(at, detail) for at, _, detail in sorted(due, key=lambda d: d[:2])]
@@ -91,6 +89,16 @@ class RecurringEmulator:
     def skip(self, to: float) -> None:
         """Move past idle time skipped over a sleep without firing what fell in it."""
         self._fired_through = max(self._fired_through, to)
+
+    def described(self, names: list[str]) -> list[tuple[str, Schedule]]:
+        """The workflow and the schedule of each of the recurring schedules ``names``."""
+        group = self.aws.settings.schedule_group
+        found = []
+        for name in names:
+            detail = self.aws.scheduler.get_schedule(Name=name, GroupName=group)
+            workflow = str(json.loads(detail["Target"].get("Input", "{}")).get("workflow"))
+            found.append((workflow, _schedule_of(dict(detail))))
+        return found
 
     def _schedules(self) -> list[tuple[str, dict[str, Any]]]:
         group = self.aws.settings.schedule_group
@@ -138,3 +146,7 @@ class RecurringEmulator:
                 self.aws.sqs.delete_message(
                     QueueUrl=self.trigger_queue_url, ReceiptHandle=str(message["ReceiptHandle"])
                 )
+
+
+def _schedule_of(detail: dict[str, Any]) -> Schedule:
+    return Schedule(detail["ScheduleExpression"], detail.get("ScheduleExpressionTimezone", "UTC"))

@@ -4,9 +4,14 @@
 - a scheduler emulator fires due EventBridge Scheduler schedules (moto never does) and deletes
   them; with ``skip_sleeps`` it also jumps the clock over idle sleeps and retry delays, with
   ``skip_event_timeouts`` over event-wait timeouts;
+- the workflows' recurring schedules (``schedules = [...]``) are reconciled at start, as the
+  sweep does after a deploy, and fire on the clock, real time passing or moved by
+  ``POST /_dev/clock/advance``, through the trigger queue and the real TriggerFunction
+  (:mod:`.recurring`); idle time skipped over a sleep fires none;
 - :meth:`LocalRuntime.handle_http` turns an HTTP request into an API Gateway (REST, proxy)
   event for the real ApiFunction handler, except the ``/_dev`` routes that read and move the
-  clock (:mod:`.dev_routes`), which only a local runtime has;
+  clock (:mod:`.dev_routes`) and put EventBridge events through the real TriggerFunction
+  handler (:mod:`.dev_events`), which only a local runtime has;
 - each registered workflow's ``self.logger`` lines are printed with the status lines, at INFO
   (:mod:`.workflow_logs`).
 
@@ -32,8 +37,10 @@ from workflows.engine.entrypoint import WorkflowEntrypoint
 from workflows.engine.model import InstanceRecord
 
 from .clock import SkippingClock
+from .dev_events import DevEvents
 from .dev_routes import DevRoutes, is_dev_path
 from .embedded import EmbeddedAws, LambdaContext, PendingSchedule
+from .recurring import RecurringEmulator
 from .workflow_logs import WorkflowLogPrinter
 
 DEV_RUNNER = RunnerSettings(lease_seconds=960.0, inline_wait=1.0, signal_interval=0.0)
@@ -86,6 +93,9 @@ class LocalRuntime:
             on_status=self._status_changed,
         )
         self.workflows = workflows
+        self._dev_routes.add(DevEvents(self.aws, out).routes())
+        self.recurring = RecurringEmulator(self.aws)
+        self._deployed(self.recurring.reconcile().created)
         from workflows.entrypoints.api import make_handler
 
         self._api_handler = make_handler(self.aws.runtime)
@@ -121,12 +131,13 @@ class LocalRuntime:
             self._invoke(messages)
             return True
         with self._schedules_lock:
-            if self.aws.fire_due_schedules():
+            if self.aws.fire_due_schedules() or self._fire_recurring():
                 return True
         if self.skip_sleeps or self.skip_event_timeouts:
             upcoming = [s for s in self.aws.schedules() if self._skippable(s)]
             if upcoming:
                 gap = self.clock.skip_to(upcoming[0].at)
+                self.recurring.skip(self.clock.time())  # no firings for skipped idle time
                 if gap > 1:
                     what = _WAKE_UP.get(upcoming[0].reason, upcoming[0].reason)
                     self.out(
@@ -149,11 +160,31 @@ class LocalRuntime:
         with self._schedules_lock:
             now = self.clock.advance(seconds)
             fired = self.aws.fire_due_schedules()
+            self._fire_recurring()
         self.out(
             f"[{iso(now)}] clock moved forward {format_duration(seconds)}; "
             f"{fired} wake-up{'' if fired == 1 else 's'} came due"
         )
         return now
+
+    def _deployed(self, names: list[str]) -> None:
+        now = self.clock.time()
+        for workflow, schedule in self.recurring.described(names):
+            zone = "" if schedule.timezone == "UTC" else f" {schedule.timezone}"
+            self.out(
+                f"[{iso(now)}] schedule {schedule.expression}{zone} of {workflow} deployed; "
+                f"next firing {iso(schedule.next_firing(now))}"
+            )
+
+    def _fire_recurring(self) -> int:
+        """Fire the recurring schedules due by now, a line each; how many fired."""
+        firings = self.recurring.fire()
+        for one in firings:
+            self.out(
+                f"[{iso(self.clock.time())}] {one.expression} of {one.workflow} fired for "
+                f"{iso(one.at)}: instance {one.workflow}/{one.id}"
+            )
+        return len(firings)
 
     def _invoke(self, messages: list[dict[str, Any]]) -> None:
         died = self.aws.run_invocation(messages)  # any exception escaping it: a crash

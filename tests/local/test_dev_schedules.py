@@ -1,0 +1,112 @@
+"""Recurring schedules through `workflows dev`: deployed at start, fired when the clock is
+moved over HTTP (one instance per firing, named after its UTC time), shown by
+GET /workflows/{name} with their next firings."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from workflows import WorkflowEntrypoint
+from workflows.engine.schedules import Schedule, firing_id
+from workflows.local.runtime import LocalRuntime
+from workflows.local.server import make_server
+
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+
+
+class Hourly(WorkflowEntrypoint):
+    schedules = ("rate(1 hour)", {"expression": "cron(0 9 ? * MON-FRI *)", "timezone": "UTC"})
+
+    async def run(self, event: Any, step: Any) -> Any:
+        return await step.do("report", lambda: {"for": event.payload["scheduled_time"]})
+
+
+class Dev:
+    def __init__(self, runtime: LocalRuntime, base: str, lines: list[str]) -> None:
+        self.runtime = runtime
+        self.base = base
+        self.lines = lines
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    def now(self) -> float:
+        status, body = self.call("GET", "/_dev/clock")
+        assert status == 200, body
+        return datetime.fromisoformat(body["now"]).timestamp()
+
+    def complete_ids(self) -> list[str]:
+        status, body = self.call("GET", "/workflows/hourly/instances?status=complete")
+        assert status == 200, body
+        return sorted(item["id"] for item in body["instances"])
+
+
+@pytest.fixture
+def dev() -> Iterator[Dev]:
+    lines: list[str] = []
+    runtime = LocalRuntime({"hourly": Hourly}, out=lines.append)
+    server = make_server(runtime, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    runtime.start()
+    try:
+        yield Dev(runtime, f"http://127.0.0.1:{server.server_address[1]}", lines)
+    finally:
+        server.shutdown()
+        server.server_close()
+        runtime.close()
+
+
+def test_moving_the_clock_three_hours_fires_three_instances(dev: Dev) -> None:
+    # GIVEN workflows dev with rate(1 hour), deployed at start
+    started = dev.now()
+    assert any("schedule rate(1 hour) of hourly deployed; next firing" in line for line in dev.lines)
+    # WHEN the clock is moved 3 hours
+    status, _ = dev.call("POST", "/_dev/clock/advance", {"by": "3 hours"})
+    assert status == 200
+    moved = dev.now()
+    # THEN one complete instance per firing, with the ids TriggerFunction gives on AWS
+    expected = sorted(
+        {
+            firing_id("hourly", at)
+            for expression in ("rate(1 hour)", "cron(0 9 ? * MON-FRI *)")
+            for at in Schedule(expression).firings(started, moved)
+        }
+    )
+    assert len(expected) == 3  # the 9:00 cron firing, when in range, is also a rate firing
+    deadline = time.monotonic() + 60
+    while dev.complete_ids() != expected and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert dev.complete_ids() == expected
+    assert any(" of hourly fired for " in line for line in dev.lines)
+
+
+def test_a_duplicated_firing_creates_nothing(dev: Dev) -> None:
+    dev.call("POST", "/_dev/clock/advance", {"by": "1 hour"})
+    deadline = time.monotonic() + 60
+    while not dev.complete_ids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (first,) = dev.complete_ids()
+    at = datetime.strptime(first.removeprefix("hourly-"), "%Y%m%dT%H%M%SZ")
+    # WHEN Scheduler delivers the same firing again
+    dev.runtime.recurring.deliver("hourly", at.replace(tzinfo=UTC).timestamp())
+    # THEN no second instance
+    _, body = dev.call("GET", "/workflows/hourly/instances")
+    assert [item["id"] for item in body["instances"]] == [first]
