@@ -4,6 +4,7 @@ parent (no polling), and terminating the parent terminates its children; on ever
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -226,3 +227,24 @@ def test_histories_with_a_child_step_replay_and_a_renamed_one_diverges(
         renamed = Replayer({"order": OrderRenamed}).replay(history)
         assert not renamed.compatible
         assert "run_workflow" in renamed.message
+
+
+class Split(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        first, second = await asyncio.gather(
+            step.run_workflow("pay a", workflow="charge", params={"amount": 1}),
+            step.run_workflow("pay b", workflow="charge", params={"amount": 2}),
+        )
+        return [first, second]
+
+
+def test_children_run_side_by_side_and_each_answers_its_own_step(make_env: EnvFactory) -> None:
+    env = make_env({"split": Split, "charge": Charge})
+    inst = env.create("split", id="s-1")
+    env.run_until_idle()
+    status = inst.status()
+    assert status.output == [{"charged": 1}, {"charged": 2}]
+    assert len({row.child["id"] for row in status.steps if row.child}) == 2
+    # the parent's start, each child, and the parent once per child's end (the second one
+    # finds it complete): 5, and no more
+    assert env.invocations == 5
