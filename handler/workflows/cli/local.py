@@ -1,13 +1,16 @@
-"""The commands that run workflows on this machine: ``dev``, ``run`` and ``dev-clock``.
+"""The commands that run workflows on this machine: ``dev``, ``run``, ``dev-clock`` and
+``dev-events``.
 
 ``dev`` and ``run`` load the workflows named by ``WORKFLOWS`` into a local runtime (the real
 Lambda handlers on an embedded, moto-backed AWS). ``dev-clock`` moves a running dev server's
-clock over HTTP, so a wait with a 2-day timeout can be tried in seconds.
+clock over HTTP, so a wait with a 2-day timeout can be tried in seconds; ``dev-events`` puts an
+EventBridge event on it, which the real TriggerFunction handler delivers or creates from.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 from typing import Any
@@ -22,7 +25,7 @@ DEFAULT_PORT = 8787
 
 
 def add_commands(commands: Any) -> None:
-    """Register ``dev``, ``run`` and ``dev-clock``."""
+    """Register ``dev``, ``run``, ``dev-clock`` and ``dev-events``."""
     dev = add_command(
         commands,
         "dev",
@@ -58,7 +61,11 @@ def add_commands(commands: Any) -> None:
     run.add_argument("name", metavar="NAME", help="the workflow's registered name")
     run.add_argument("--params", default="{}", help="the instance's params as JSON (default: {})")
     run.add_argument("--id", default=None, help="the instance's id (default: a new UUID)")
+    _add_dev_clock(commands)
+    _add_dev_events(commands)
 
+
+def _add_dev_clock(commands: Any) -> None:
     clock = add_command(
         commands,
         "dev-clock",
@@ -81,6 +88,49 @@ def add_commands(commands: Any) -> None:
         "by", metavar="BY", help="a duration: 'N unit' (second, minute, hour, day, week, ...)"
     )
     add_api_options(advance, json_help="print the server's answer (its new time) as JSON")
+
+
+_EVENT_EXAMPLE = (
+    """workflows dev-events put --detail-type "Workflow Event" --detail """
+    """'{"workflow": "orders", "instance_id": "order-42", "type": "approved", """
+    """"payload": {"user": "ana"}}'"""
+)
+
+
+def _add_dev_events(commands: Any) -> None:
+    events = add_command(
+        commands,
+        "dev-events",
+        "put EventBridge events on a running workflows dev, as aws events put-events puts them "
+        "on the trigger bus",
+        [_EVENT_EXAMPLE],
+        None,
+    )
+    family = events.add_subparsers(dest="events_command", required=True, metavar="COMMAND")
+    put = add_command(
+        family,
+        "put",
+        "put one event: a Workflow Event is sent to its instance, any other detail-type "
+        "creates an instance (TriggerFunction's rules)",
+        [
+            _EVENT_EXAMPLE,
+            """workflows dev-events put --detail-type "Order Placed" --detail """
+            """'{"workflow": "orders", "sku": "cat-poster"}' --id order-placed-1""",
+        ],
+        put_event,
+    )
+    put.add_argument("--detail-type", required=True, help='e.g. "Workflow Event"')
+    put.add_argument("--detail", required=True, help="the detail, a JSON object")
+    put.add_argument(
+        "--source", default=None, help="default: the trigger's source (workflows.trigger)"
+    )
+    put.add_argument(
+        "--id",
+        default=None,
+        help="the event's id (default: a new one); the same id again is the same event, "
+        "delivered once",
+    )
+    add_api_options(put, json_help="print the server's answer as JSON")
 
 
 def _registry() -> dict[str, Any]:
@@ -225,4 +275,42 @@ def advance_clock(args: argparse.Namespace, console: Console) -> int:
         console.json(body)
     else:
         console.data(str(body.get("now")))
+    return 0
+
+
+def put_event(args: argparse.Namespace, console: Console) -> int:
+    """``POST /_dev/events``: what TriggerFunction did with the event."""
+    detail = json_option(args.detail, "--detail")
+    if not isinstance(detail, dict):
+        raise CommandError(
+            """--detail must be a JSON object, e.g. '{"workflow": "orders", "instance_id": """
+            """"order-42", "type": "approved"}'"""
+        )
+    if args.source is None:
+        from workflows.local.dev_events import trigger_rules
+
+        args.source = trigger_rules().source
+    entry = {"Source": args.source, "DetailType": args.detail_type, "Detail": detail}
+    if args.id is not None:
+        entry["Id"] = args.id
+    try:
+        body = api(args).request("POST", "/_dev/events", entry).body
+    except ApiError as exc:
+        if exc.code not in ("not_found", "method_not_allowed"):
+            raise
+        raise CommandError(
+            f"{exc.message} ({exc.status} {exc.code}); only a workflows dev server takes "
+            "events this way (on AWS: aws events put-events): point --url at one",
+            Exit.FAILED,
+        ) from None
+    if args.json:
+        console.json(body)
+        return 0
+    where = f"{body.get('workflow')}/{body.get('instance_id')}"
+    said = {
+        "delivered": f"event {body.get('id')} delivered to {where} as {body.get('type')!r}",
+        "created": f"event {body.get('id')} created {where}",
+        "exists": f"event {body.get('id')}: {where} already exists; nothing created",
+    }
+    console.data(said.get(str(body.get("outcome")), json.dumps(body)))
     return 0

@@ -1,4 +1,5 @@
-"""Routes only ``workflows dev`` serves, under ``/_dev``: its clock.
+"""Routes only ``workflows dev`` serves, under ``/_dev``: its clock, and putting EventBridge
+events (:mod:`.dev_events`).
 
 A local runtime's clock can move; a deployed one's cannot, so ApiFunction has no such routes
 (on Lambda ``/_dev/clock`` is a 404 like any unknown path).
@@ -10,13 +11,19 @@ A local runtime's clock can move; a deployed one's cannot, so ApiFunction has no
   them.
 
 A body that is not ``{"by": duration}`` is a 400 ``invalid_input`` saying what to send, and the
-clock does not move. Errors have the API's shape, ``{"error": {"code", "message"}}``.
+clock does not move.
+
+- ``POST /_dev/events`` with one ``aws events put-events`` entry (``{"Source", "DetailType",
+  "Detail", "Id"?}``) → what TriggerFunction did with it: created an instance, or delivered a
+  ``Workflow Event`` to one (see :mod:`.dev_events`).
+
+Errors have the API's shape, ``{"error": {"code", "message"}}``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from workflows.engine.clock import iso
@@ -90,6 +97,11 @@ class DevRoutes:
         }
         self._clock_now = now
         self._clock_advance = advance
+
+    def add(self, routes: Mapping[str, Mapping[str, Callable[[bytes], Answer]]]) -> None:
+        """Serve more routes: path → method → the function answering a request's body."""
+        for path, methods in routes.items():
+            self._routes.setdefault(path, {}).update(methods)
 
     def answer(self, method: str, path: str, body: bytes) -> Answer:
         """The status, headers and body answering one request to a ``/_dev`` path."""
