@@ -5,7 +5,8 @@ is paid for on every cold start (bench/import_bench.py measures the time). These
 what must stay out, by module name: the runner never loads the instance API, the HTTP API's
 models, pydantic, the linter, the client's HTTP mode or the dashboard; the API, the trigger
 and the sweep never load the replay engine; nothing loads Powertools' batch utility or its
-OpenAPI models at import time.
+OpenAPI models or Swagger UI at import time, and the API builds none of its wire models
+until a request validates one.
 """
 
 from __future__ import annotations
@@ -27,9 +28,14 @@ EVERYWHERE = (
     "workflows.cli",
     "workflows.local",
     "workflows.testing",
+    "workflows.demo",
+    "workflows.text_timeline",
+    "workflows._step_mocks",
+    "moto",
     "aws_lambda_powertools.utilities.batch",
     "aws_lambda_powertools.utilities.parser",
     "aws_lambda_powertools.event_handler.openapi.models",
+    "aws_lambda_powertools.event_handler.openapi.swagger_ui",
 )
 # The replay engine: only the runner advances instances.
 REPLAY = (
@@ -82,3 +88,21 @@ def test_a_handler_import_loads_only_what_its_requests_use(module: str) -> None:
 def test_the_client_is_still_importable_from_the_package_and_loads_on_first_use() -> None:
     loaded = loaded_by("import workflows\nfrom workflows import Workflow\nassert Workflow")
     assert {"workflows.client", "workflows.http_service"} <= loaded
+
+
+def test_the_api_builds_its_models_on_first_use_not_at_import() -> None:
+    # Building every model's validator cost more than importing pydantic: a request builds
+    # its own route's models only. A model that does not derive from api_models._Model (or
+    # that sets defer_build=False) is built at import and shows here.
+    code = """
+import workflows.entrypoints.api
+from pydantic import BaseModel
+from workflows.entrypoints import api_models
+models = [v for v in vars(api_models).values() if isinstance(v, type) and issubclass(v, BaseModel)]
+assert len(models) > 20, models
+print("built:", sorted(m.__name__ for m in models if m.__pydantic_complete__))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "WORKFLOWS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "built: []"
