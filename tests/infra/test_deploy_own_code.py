@@ -113,3 +113,56 @@ def test_the_artifact_registers_nothing_by_default(built: Path) -> None:
     result = _probe(built / "ApiFunction", "")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {}
+
+
+# Counts the modules the interpreter compiles from source (no usable .pyc) under the artifact.
+COMPILES = """
+import importlib.machinery, json, os, sys
+import pydantic, pydantic_core  # this machine's build, as in PROBE
+compiled = []
+to_code = importlib.machinery.SourceFileLoader.source_to_code
+def counting(self, data, path, *args, **kwargs):
+    if str(path).startswith(sys.argv[1]):
+        compiled.append(os.path.relpath(path, sys.argv[1]))
+    return to_code(self, data, path, *args, **kwargs)
+importlib.machinery.SourceFileLoader.source_to_code = counting
+sys.path[:0] = [sys.argv[1]]
+importlib.import_module(sys.argv[2])
+print(json.dumps(compiled))
+"""
+HANDLERS = {
+    "ApiFunction": "workflows.entrypoints.api",
+    "RunnerFunction": "workflows.entrypoints.runner",
+    "TriggerFunction": "workflows.entrypoints.trigger",
+    "SweepFunction": "workflows.entrypoints.sweep",
+}
+
+
+def _compiled_on_import(artifact: Path, module: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WORKFLOWS")}
+    env.update(PYTHONSAFEPATH="1", PYTHONDONTWRITEBYTECODE="1", AWS_DEFAULT_REGION="us-east-1")
+    result = subprocess.run(
+        [sys.executable, "-c", COMPILES, str(artifact), module],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    compiled: list[str] = json.loads(result.stdout)
+    return compiled
+
+
+def test_make_bytecode_ships_compiled_code_so_a_cold_start_compiles_nothing(built: Path) -> None:
+    """`make build` = `sam build` + `make bytecode`: the handlers import from .pyc alone."""
+    before = _compiled_on_import(built / "ApiFunction", HANDLERS["ApiFunction"])
+    assert "workflows/entrypoints/api.py" in before  # sam build ships no bytecode
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-C", str(ROOT), "bytecode", f"BUILD={built}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for function, module in HANDLERS.items():
+        assert _compiled_on_import(built / function, module) == [], function
