@@ -3,9 +3,9 @@
 One module per family of commands: :mod:`.registered` (``list``, ``describe``),
 :mod:`.instances` (``instances list|describe|step``, ``status``, ``trigger``),
 :mod:`.control` (``pause``, ``resume``, ``terminate``, ``restart``, ``delete``,
-``send-event``), :mod:`.local` (``dev``, ``run``, ``dev-clock``), :mod:`.ui` (``ui``),
-:mod:`.check_deploy` (``check-deploy``); ``lint`` is :mod:`workflows.lint`'s own command. What
-they share (output streams, colour, exit codes) is in :mod:`.console`.
+``send-event``), :mod:`.local` (``dev``, ``run``, ``dev-clock``, ``dev-events``), :mod:`.ui`
+(``ui``), :mod:`.check_deploy` (``check-deploy``); ``lint`` is :mod:`workflows.lint`'s own
+command. What they share (output streams, colour, exit codes) is in :mod:`.console`.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ examples:
   workflows restart orders order-42 --from-step "charge card"
   workflows delete orders order-42 order-43      an instance's record, journal and wake-ups
   workflows dev-clock advance "2 days"           move the dev server's clock forward
+  workflows dev-events put --detail-type "Workflow Event" --detail '{"workflow": "orders", ...}'
   workflows lint handler/                        check workflow code against the rules
   workflows ui --url $WORKFLOWS_URL              the dashboard of a deployed stack
   workflows check-deploy --url $WORKFLOWS_URL    would the local code replay what is in flight?
