@@ -704,12 +704,7 @@ class DynamoStore:
             ":now": it.n(now),
             ":one": it.n(1),
             ":running": it.s(InstanceStatus.RUNNING.value),
-            **{
-                f":{key}": it.s(partition)
-                for key, partition in it.listing_keys(
-                    ref, InstanceStatus.RUNNING, self.index_shards
-                ).items()
-            },
+            **_running_listing_keys(ref, self.index_shards),
             ":shard": it.s(due_shard(ref)),
             **{f":s{i}": it.s(s.value) for i, s in enumerate(_LEASED_TO_RUN)},
         }
@@ -730,7 +725,6 @@ class DynamoStore:
         attempt = {
             "TableName": self.table,
             "Key": self._key(ref, it.INSTANCE_SK),
-            # a status change: the listing keys move (and a legacy item's move to its shard)
             "UpdateExpression": base + ", #s = :running, gsi1pk = :gsi1pk, gsi2pk = :gsi2pk",
             "ConditionExpression": f"#s IN (:s0, :s1, :s2) AND {free}",
             "ExpressionAttributeNames": {"#s": "status"},
@@ -745,7 +739,13 @@ class DynamoStore:
             old = failed.item
             if old is None or it.get_s(old, "status") != InstanceStatus.WAITING_FOR_PAUSE.value:
                 return None
-        # waitingForPause: take the lease without touching the status (the runner pauses it)
+        return self._lease_waiting_for_pause(attempt, base, free, values)
+
+    def _lease_waiting_for_pause(
+        self, attempt: dict[str, Any], base: str, free: str, values: dict[str, Any]
+    ) -> InstanceRecord | None:
+        """A lease on a waitingForPause instance, taken without touching its status (the
+        runner pauses it): ``attempt`` (the lease that sets running) minus its status change."""
         second = {
             **attempt,
             "UpdateExpression": base,
@@ -758,7 +758,7 @@ class DynamoStore:
             | {":wfp": it.s(InstanceStatus.WAITING_FOR_PAUSE.value)},
         }
         try:
-            response = _boundary_raw(lambda: self.client.update_item(**second))  # type: ignore[arg-type]
+            response = _boundary_raw(lambda: self.client.update_item(**second))
         except _ConditionFailed:
             return None
         return it.instance_record(response["Attributes"])
@@ -888,6 +888,14 @@ def _boundary_raw(call: Callable[[], T]) -> T:
         raise translate(exc, "DynamoDB") from exc
     except BotoCoreError as exc:
         raise translate(exc, "DynamoDB") from exc
+
+
+def _running_listing_keys(ref: InstanceRef, shards: int) -> dict[str, Any]:
+    """``:gsi1pk`` and ``:gsi2pk`` of a lease's status change to running: the listing keys
+    move to the running partition (and those of an item written before sharding, to its
+    shard; see workflows.aws.shards)."""
+    keys = it.listing_keys(ref, InstanceStatus.RUNNING, shards)
+    return {f":{key}": it.s(partition) for key, partition in keys.items()}
 
 
 def _not_found(ref: InstanceRef) -> InstanceNotFound:
