@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +107,58 @@ print("built:", sorted(m.__name__ for m in models if m.__pydantic_complete__))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "built: []"
+
+
+# Every route's own models: the request bodies it takes and the answer it gives.
+OTHER_ROUTES_MODELS = {
+    "NewInstanceBody",
+    "StatusChange",
+    "DeleteBatchBody",
+    "BatchResultBody",
+    "DeleteBatchResultBody",
+    "Deleted",
+    "EventAccepted",
+    "HistoryBody",
+    "InstanceList",
+    "StepOutputBody",
+    "WorkflowDetails",
+    "WorkflowList",
+}
+FIRST_REQUEST = """
+import json, sys
+from pathlib import Path
+from pydantic import BaseModel
+from workflows.entrypoints import api, api_models
+from workflows.testing import WorkflowTestEnv
+from tests.functional.workflows_under_test import Lifecycle
+
+env = WorkflowTestEnv({"orders": Lifecycle}, backend="aws")
+env.aws.runtime.service.create("orders", "order-1001", {})
+event = json.loads(Path("tests/events/api_get_instance.json").read_text())
+answer = api.make_handler(env.aws.runtime)(event, None)
+env.close()
+models = [v for v in vars(api_models).values() if isinstance(v, type) and issubclass(v, BaseModel)]
+print(json.dumps({
+    "status": answer["statusCode"],
+    "built": sorted(m.__name__ for m in models if m.__pydantic_complete__),
+    "openapi": sorted(m for m in sys.modules if m.endswith(("openapi.models", "swagger_ui"))),
+}))
+"""
+
+
+def test_a_first_request_builds_its_own_routes_models_and_no_openapi_document() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "WORKFLOWS"}
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_REQUEST],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["status"] == 200
+    assert "InstanceDetails" in seen["built"]
+    assert OTHER_ROUTES_MODELS & set(seen["built"]) == set()
+    assert seen["openapi"] == []
