@@ -4,12 +4,14 @@ AWS calls are counted (not timed)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from typing import Any
 
 import pytest
 
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from workflows.engine.children import child_id
 from workflows.engine.model import InstanceRef
 
 from .faults import Faults
@@ -107,3 +109,29 @@ def test_a_child_round_trip_costs_what_creating_the_child_and_sending_its_end_by
     assert calls["dynamodb.GetItem"] == 1  # the child's end reads its parent, once
     assert calls["dynamodb.TransactWriteItems"] == 1  # and stores its answer, once
     assert calls["scheduler.CreateSchedule"] == 1  # the parent step's deadline
+
+
+def test_a_child_that_ends_before_its_parent_waits_leaves_its_answer_in_the_mailbox(
+    aws_env: Any,
+) -> None:
+    # GIVEN the parent's first pass created the child but could not record its wait
+    env = aws_env({"order": Order, "charge": Charge})
+    faults = Faults.on(env.aws.runtime)
+    faults.arm("dynamodb.PutItem", "unreachable", match=journal_put_of("pay"))
+    env.create("order", id="o-early", params={"amount": 9})
+    env.run_once("order", "o-early")
+    parent = env.aws.runtime.store.get(InstanceRef("order", "o-early"))
+    child = child_id(parent.ref, parent.generation, "pay\x1f1", "pay")
+    assert env.get("order", "o-early").status().steps == []  # nothing recorded
+    # WHEN the child runs to its end before the parent runs again (the runner called directly:
+    # the queue would hand out the parent's message first)
+    asyncio.run(env.aws.runtime.runner.advance(InstanceRef("charge", child)))
+    assert env.get("charge", child).status().status == "complete"
+    mailbox = env.aws.runtime.store.load(parent.ref).events
+    assert [e.type for e in mailbox] == [f"child:charge/{child}"]
+    # THEN the parent, run again, creates nothing new and finds the answer waiting
+    env.run_until_idle()
+    status = env.get("order", "o-early").status()
+    assert status.status == "complete", status.error
+    assert status.output == {"charged": 9}
+    assert [r.id for r in env.workflow("charge").list().records] == [child]
