@@ -111,3 +111,34 @@ def test_a_duplicated_firing_creates_nothing(dev: Dev) -> None:
     # THEN no second instance
     _, body = dev.call("GET", "/workflows/hourly/instances")
     assert [item["id"] for item in body["instances"]] == [first]
+
+
+def test_the_workflow_shows_its_schedules_and_next_firings(dev: Dev) -> None:
+    now = dev.now()
+    status, body = dev.call("GET", "/workflows/hourly")
+    assert status == 200, body
+    rate, cron = body["schedules"]
+    expected = Schedule("rate(1 hour)").next_firings(now, 3)
+    assert rate["expression"] == "rate(1 hour)"
+    assert rate["timezone"] == "UTC"
+    assert rate["next_firings"] == [
+        datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") for at in expected
+    ]
+    assert rate["next_ids"] == [firing_id("hourly", at) for at in expected]
+    assert cron["expression"] == "cron(0 9 ? * MON-FRI *)"
+    assert all(t.endswith("T09:00:00Z") for t in cron["next_firings"])
+
+
+def test_workflows_describe_prints_the_schedules(dev: Dev) -> None:
+    import io
+
+    from workflows.cli import main
+    from workflows.cli.console import Console
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["describe", "hourly", "--url", dev.base], console=Console(out, err))
+    assert code == 0, err.getvalue()
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("schedule:")]
+    assert len(lines) == 2
+    assert lines[0].startswith("schedule:    rate(1 hour), next 20")
+    assert lines[1].startswith("schedule:    cron(0 9 ? * MON-FRI *), next ")

@@ -77,6 +77,12 @@ def describe_workflow(args: argparse.Namespace, console: Console) -> int:
             f"{'version ' + str(version.get('version')) + ':':<13}{where}, "
             f"{version.get('in_flight', 0)} in flight"
         )
+    for schedule in body.get("schedules") or ():
+        zone = schedule.get("timezone")
+        expression = schedule.get("expression", "")
+        expression += f" ({zone})" if zone and zone != "UTC" else ""
+        upcoming = ", ".join(schedule.get("next_firings") or ()) or "none"
+        console.data(f"{'schedule:':<13}{expression}, next {upcoming}")
     return 0
 
 

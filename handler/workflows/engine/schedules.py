@@ -126,6 +126,24 @@ class Firing:
     expression: str
 
 
+def describe_schedules(workflow: str, cls: Any, now: float, count: int = 3) -> list[dict[str, Any]]:
+    """What ``GET /workflows/{name}`` shows of the schedules of ``workflow`` (class ``cls``):
+    each one's ``expression``, ``timezone``, its next ``count`` firings after ``now`` (ISO
+    8601, UTC) and the instance id each will start (``next_ids``)."""
+    described = []
+    for schedule in schedules_of(cls):
+        times = schedule.next_firings(now, count)
+        described.append(
+            {
+                "expression": schedule.expression,
+                "timezone": schedule.timezone,
+                "next_firings": [scheduled_time(at) for at in times],
+                "next_ids": [firing_id(workflow, at) for at in times],
+            }
+        )
+    return described
+
+
 def parse_schedule(entry: Any) -> Schedule:
     """One ``schedules`` entry: a string, or ``{"expression": ..., "timezone": ...}``.
 

@@ -82,6 +82,7 @@ from workflows.engine.errors import (
 )
 from workflows.engine.limits import check_id
 from workflows.engine.model import InstanceRef, InstanceStatus
+from workflows.engine.schedules import describe_schedules
 from workflows.engine.service import InstanceService
 from workflows.engine.versions import workflow_names
 from workflows.observability import logger
@@ -274,9 +275,14 @@ def list_workflows() -> WorkflowList:
     fails=(404,),
 )
 def describe_workflow(name: WorkflowName) -> WorkflowDetails:
-    """The workflow's class and module, the first paragraph of its docstring, and how many of
-    its instances have each status."""
-    return WorkflowDetails.model_validate(_service().describe(_workflow(name)).to_dict())
+    """The workflow's class and module, the first paragraph of its docstring, how many of
+    its instances have each status, and its recurring schedules with their next firings."""
+    details = _service().describe(_workflow(name)).to_dict()
+    runtime = _runtime()
+    details["schedules"] = describe_schedules(
+        name, runtime.workflows.get(name), runtime.clock.time()
+    )
+    return WorkflowDetails.model_validate(details)
 
 
 @_route(

@@ -330,6 +330,20 @@ class HistoryBody(_Model):
     events: list[dict[str, Any]] = Field(description="Every event sent to it, oldest first.")
 
 
+class WorkflowSchedule(_Model):
+    """One of a workflow's recurring schedules (EventBridge Scheduler) and when it fires next."""
+
+    expression: str = Field(description='e.g. "rate(1 hour)" or "cron(0 9 ? * MON-FRI *)".')
+    timezone: str = Field(description="The IANA time zone a cron expression is read in.")
+    next_firings: list[str] = Field(
+        description="The next firing times, ISO 8601 UTC (e.g. 2025-01-01T09:00:00Z)."
+    )
+    next_ids: list[str] = Field(
+        description="The instance each of them starts: <name>-<UTC time>, e.g. "
+        "report-20250101T090000Z (one per firing, however often it is delivered)."
+    )
+
+
 class WorkflowDetails(_Model):
     """A registered workflow: its class and how many instances it has in each status."""
 
@@ -352,6 +366,10 @@ class WorkflowDetails(_Model):
             "Each registered version, newest first, then any version instances still run on "
             "that is no longer registered (class_name null: they are parked until it is)."
         ),
+    )
+    schedules: list[WorkflowSchedule] = Field(
+        default_factory=list,
+        description="Its recurring schedules (the class's schedules), with their next firings.",
     )
 
 
