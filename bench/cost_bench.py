@@ -334,6 +334,11 @@ def retention(run: Run) -> float:
     return (journal + instance) * _each("dynamodb.storage")
 
 
+def _usd(amount: float) -> str:
+    """Dollars and cents, or a tenth of a cent for less than a cent."""
+    return f"${amount:,.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.3f}"
+
+
 def _each(key: str) -> float:
     return price(key).each
 
@@ -403,7 +408,7 @@ def compare(ours_steps: float, ours_naps: float) -> None:
     print("\nbeside the others, at their published prices (bench/prices.py):")
     print(f"  {'':<44} {'1M steps':>12} {'1M sleeping days':>18}")
     for name, a, b in rows:
-        print(f"  {name:<44} ${a:>11,.2f} ${b:>17,.2f}")
+        print(f"  {name:<44} {_usd(a):>12} {_usd(b):>18}")
     print(
         "  (the others: orchestration charges only. Cloudflare's CPU time, Step Functions'\n"
         "  and durable functions' Lambda compute, durable functions' data written and\n"
