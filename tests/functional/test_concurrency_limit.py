@@ -23,6 +23,7 @@ from workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
 from workflows.engine.slots import line_key
 from workflows.testing import Crash, WorkflowTestEnv
 
+from .faults import Faults
 from .test_costs import count_calls
 
 LIMIT = 5
@@ -343,3 +344,32 @@ def test_a_slot_acquire_and_release_cost_a_fixed_number_of_calls(aws_env: Any) -
     release.subtract(plain_calls)
     assert +release == Counter({"dynamodb.Query": 2, "dynamodb.TransactWriteItems": 1})
     assert env.get("solo", "b").status().output == "done"
+
+
+def _handing_over(params: dict[str, Any]) -> bool:
+    """The transaction that gives a slot from its holder to the next in line."""
+    slot = params.get("TransactItems", [{}])[0].get("Update", {})
+    return ":giver" in slot.get("ExpressionAttributeValues", {})
+
+
+def test_an_aws_failure_while_taking_or_handing_over_a_slot_is_retried_never_a_step_failure(
+    aws_env: Any,
+) -> None:
+    env = aws_env({"solo": Solo})
+    faults = Faults.on(env.aws.runtime)
+    faults.arm("dynamodb.BatchGetItem", "throttle")  # reading the slots, to take one
+    faults.arm("dynamodb.TransactWriteItems", "timeout", match=_handing_over)  # done, unknown
+    _create(env, "solo", ["a", "b"])
+
+    env.run_until_idle()
+
+    assert (faults.fired("dynamodb.BatchGetItem"), faults.fired("dynamodb.TransactWriteItems")) == (
+        1,
+        1,
+    )
+    for instance_id in ("a", "b"):
+        status = env.get("solo", instance_id).status()
+        assert (status.status, status.output) == ("complete", "done")
+        assert [(s.name, s.attempts) for s in status.steps] == [("only", 1)]
+    assert env.store.slots.holders("solo", [0]) == []  # the slot is free again
+    assert env.store.slots.waiting("solo", 0, 10) == []
