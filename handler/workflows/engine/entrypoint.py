@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -127,12 +127,21 @@ class WorkflowEntrypoint:
             whole number from 1 to 10,000; default None, no limit). The others stay
             ``queued`` (``status_reason`` says "waiting for a slot" and their place in line)
             and start oldest first as running ones finish, sleep, wait or pause.
+        schedules: recurring schedules that each start an instance, in EventBridge
+            Scheduler's syntax: ``["cron(0 9 ? * MON-FRI *)", "rate(1 hour)"]``, an entry
+            being a string (UTC) or ``{"expression": ..., "timezone": "Europe/Paris"}``. Each
+            firing starts the instance ``<name>-<UTC time>`` with params
+            ``{"scheduled_time": ...}``, once however often it is delivered (see
+            :mod:`workflows.engine.schedules`). A bad expression raises
+            :class:`~workflows.engine.schedules.InvalidSchedule` when the workflow is
+            registered.
     """
 
     max_steps: ClassVar[int] = DEFAULT_MAX_STEPS
     concurrency: ClassVar[int | None] = None
     retention: ClassVar[Mapping[str, Duration] | None] = None
     version: ClassVar[str] = DEFAULT_VERSION
+    schedules: ClassVar[Sequence[str | Mapping[str, str]]] = ()
 
     env: Env
     logger: logging.Logger | logging.LoggerAdapter[logging.Logger]
