@@ -50,7 +50,7 @@ import dataclasses
 import logging
 import math
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -202,6 +202,27 @@ def slot_store(store: InstanceStore) -> SlotStore | None:
     return found
 
 
+class Limits(Mapping[str, int]):
+    """The concurrency limit of each registered workflow that declares one, read from the
+    registry at each use (a registry may change while the runtime runs: ``workflows dev``,
+    the test kit). Pinned older versions (``name@version``) follow their newest class."""
+
+    def __init__(self, workflows: Mapping[str, Any]) -> None:
+        self._workflows = workflows
+
+    def __getitem__(self, name: str) -> int:
+        limit = limit_of(self._workflows.get(name)) if "@" not in name else None
+        if limit is None:
+            raise KeyError(name)
+        return limit
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in list(self._workflows) if name in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class SlotGate:
     """The concurrency limits of the registered workflows, enforced on a store's slots."""
 
@@ -213,7 +234,7 @@ class SlotGate:
         queue: WorkQueue,
         clock: Clock,
     ) -> None:
-        self.limits = dict(limits)
+        self.limits = limits
         self.store = store
         self.slots = slots
         self.queue = queue
@@ -223,19 +244,13 @@ class SlotGate:
     def of(
         cls, workflows: Any, store: InstanceStore, queue: WorkQueue, clock: Clock
     ) -> SlotGate | None:
-        """The gate of ``workflows`` (a mapping of classes); None when none declares a limit,
-        so a workflow without one never pays a call for it."""
-        if not isinstance(workflows, Mapping):
-            return None
-        limits = {
-            name: limit
-            for name, cls_ in workflows.items()
-            if "@" not in name and (limit := limit_of(cls_)) is not None
-        }
+        """The gate of ``workflows`` (a mapping of classes), or None when the store has no
+        slots. A workflow without a limit never pays a call for it: the gate looks at its
+        class only."""
         slots = slot_store(store)
-        if not limits or slots is None:
+        if not isinstance(workflows, Mapping) or slots is None:
             return None
-        return cls(limits, store, slots, queue, clock)
+        return cls(Limits(workflows), store, slots, queue, clock)
 
     def limited(self, workflow: str) -> bool:
         """True when ``workflow`` declares a concurrency limit."""
@@ -294,9 +309,11 @@ class SlotGate:
 
     def _hand_over(self, record: InstanceRecord) -> Moved:
         assert record.slot is not None
-        limit = self.limits[record.workflow]
-        group = group_of(record.id, limit)
         giver = Giver(record.id, record.version, ReleaseSlot().change(record, self.clock.time()))
+        limit = self.limits.get(record.workflow)
+        if limit is None or record.slot >= limit:  # the limit was lowered or removed since
+            return self.slots.move(record.workflow, record.slot, giver, None, self.clock.time())
+        group = group_of(record.id, limit)
         for key in self.slots.waiting(record.workflow, group, 1 + _SPARE):
             moved = self._grant(record.workflow, record.slot, giver, group, key)
             if moved is Moved.DONE:
