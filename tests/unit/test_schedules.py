@@ -278,3 +278,35 @@ def test_registration_through_workflows_rejects_a_bad_schedule() -> None:
 
     with pytest.raises(ConfigurationError, match=r"workflow reports .*rate\(value unit\)"):
         load_workflows(f"reports={__name__}:BadSchedule")
+
+
+def test_a_cron_expression_is_written_as_scheduler_takes_it() -> None:
+    assert parse_schedule("cron(0  9 ? * mon-fri *)") == Schedule("cron(0 9 ? * MON-FRI *)")
+
+
+# --- the trigger message a firing sends -----------------------------------------------------
+
+
+def test_the_trigger_turns_a_firing_into_its_instance() -> None:
+    from workflows.entrypoints.trigger import Creation, from_message
+
+    body = '{"workflow": "report", "scheduled_time": "2025-01-06T08:00:00Z"}'
+    assert from_message(body, "message-1") == Creation(
+        "report", "report-20250106T080000Z", {"scheduled_time": "2025-01-06T08:00:00Z"}
+    )
+    # the same firing in another message (a redelivery by Scheduler): the same instance
+    assert from_message(body, "message-2").id == "report-20250106T080000Z"
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ('{"workflow": "report", "scheduled_time": "soon"}', "ISO 8601"),
+        ('{"workflow": "report", "scheduled_time": "2025-01-06T08:00:00Z", "id": "x"}', "only"),
+    ],
+)
+def test_a_malformed_firing_is_refused(body: str, reason: str) -> None:
+    from workflows.entrypoints.trigger import from_message
+
+    with pytest.raises(InvalidInput, match=reason):
+        from_message(body, "message-1")

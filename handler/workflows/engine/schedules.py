@@ -168,9 +168,18 @@ def parse_schedule(entry: Any) -> Schedule:
     if not isinstance(expression, str) or not isinstance(timezone, str):
         raise InvalidSchedule(f"schedule {entry!r}: expression and timezone must be strings")
     _check_timezone(timezone, expression)
-    schedule = Schedule(expression.strip(), timezone)
+    schedule = Schedule(_normal(expression), timezone)
     _check_expression(schedule.expression)
     return schedule
+
+
+def _normal(expression: str) -> str:
+    """A cron expression as EventBridge Scheduler surely takes it: fields one space apart,
+    names upper case (``cron(0 9 ? * mon-fri *)`` → ``cron(0 9 ? * MON-FRI *)``)."""
+    match = _CRON.match(expression.strip())
+    if match is None:
+        return expression.strip()
+    return f"cron({' '.join(match.group(1).split()).upper()})"
 
 
 def parse_schedules(entries: Any) -> tuple[Schedule, ...]:
