@@ -15,6 +15,7 @@ firings due, and virtual time would race ahead for ever.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -46,9 +47,13 @@ class RecurringEmulator:
         self._fired_through = aws.clock.time()
         self._since: dict[str, float] = {}  # schedule name → when it was first seen
         self._deployed = False  # any recurring schedule created: else no call is made
+
+    @functools.cached_property
+    def _trigger(self) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+        """The real TriggerFunction handler (imported on the first firing)."""
         from workflows.entrypoints.trigger import make_handler
 
-        self._trigger: Callable[[dict[str, Any], Any], dict[str, Any]] = make_handler(aws.runtime)
+        return make_handler(self.aws.runtime)
 
     def reconcile(self) -> Reconciliation:
         """What the sweep does after a deploy: bring the schedules in line with the registry.
