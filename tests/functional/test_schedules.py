@@ -261,3 +261,18 @@ def test_one_firing_costs_one_conditional_put_and_one_work_message(aws_env: Any)
     env.fire_schedule("hourly", datetime(2025, 1, 1, 1, tzinfo=UTC))
     assert calls == Counter({"PutItem": 1})
     assert ids(env) == ["hourly-20250101T010000Z"]
+
+
+def test_a_removed_workflow_fires_no_more(env: WorkflowTestEnv) -> None:
+    env.clock.advance("1 hour")
+    env.run_until_idle()
+    # WHEN the workflow is no longer registered (deployed without it)
+    del env.workflows["hourly"]
+    env.run_until_idle()
+    env.clock.advance("3 hours")
+    env.run_until_idle()
+    # THEN its schedule fired no more (on AWS: it was deleted)
+    page = env.store.list_instances("hourly", None, None, 100)
+    assert [record.id for record in page.records] == ["hourly-20250101T010000Z"]
+    if env.backend == "aws":
+        assert recurring(env) == {}
