@@ -47,6 +47,7 @@ unknown outcome finds it done or does it once.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import math
 import zlib
@@ -196,10 +197,10 @@ class SlotStore(Protocol):
         ...
 
 
-def slot_store(store: InstanceStore) -> SlotStore | None:
-    """The slots of ``store`` (the memory and DynamoDB stores have them)."""
-    found: SlotStore | None = getattr(store, "slots", None)
-    return found
+def has_slots(store: InstanceStore) -> bool:
+    """True when ``store`` keeps slots (the memory and DynamoDB stores do), without building
+    them: a runtime whose workflows declare no limit never loads their code."""
+    return getattr(type(store), "slots", None) is not None or hasattr(store, "slots")
 
 
 class Limits(Mapping[str, int]):
@@ -227,18 +228,18 @@ class SlotGate:
     """The concurrency limits of the registered workflows, enforced on a store's slots."""
 
     def __init__(
-        self,
-        limits: Mapping[str, int],
-        store: InstanceStore,
-        slots: SlotStore,
-        queue: WorkQueue,
-        clock: Clock,
+        self, limits: Mapping[str, int], store: InstanceStore, queue: WorkQueue, clock: Clock
     ) -> None:
         self.limits = limits
         self.store = store
-        self.slots = slots
         self.queue = queue
         self.clock = clock
+
+    @functools.cached_property
+    def slots(self) -> SlotStore:
+        """The store's slots, built on first use (by a limited workflow)."""
+        found: SlotStore = getattr(self.store, "slots")  # noqa: B009 (typed here)
+        return found
 
     @classmethod
     def of(
@@ -247,10 +248,9 @@ class SlotGate:
         """The gate of ``workflows`` (a mapping of classes), or None when the store has no
         slots. A workflow without a limit never pays a call for it: the gate looks at its
         class only."""
-        slots = slot_store(store)
-        if not isinstance(workflows, Mapping) or slots is None:
+        if not isinstance(workflows, Mapping) or not has_slots(store):
             return None
-        return cls(Limits(workflows), store, slots, queue, clock)
+        return cls(Limits(workflows), store, queue, clock)
 
     def limited(self, workflow: str) -> bool:
         """True when ``workflow`` declares a concurrency limit."""
