@@ -135,3 +135,29 @@ def test_a_child_that_ends_before_its_parent_waits_leaves_its_answer_in_the_mail
     assert status.status == "complete", status.error
     assert status.output == {"charged": 9}
     assert [r.id for r in env.workflow("charge").list().records] == [child]
+
+
+def test_a_lost_post_of_the_childs_work_is_not_a_step_failure_and_the_sweep_starts_it(
+    aws_env: Any,
+) -> None:
+    # GIVEN the child's first work message fails to post (throttled)
+    env = aws_env({"order": Order, "charge": Charge})
+    faults = Faults.on(env.aws.runtime)
+    faults.arm("sqs.SendMessage", "throttle", match=lambda p: "charge" in p.get("MessageBody", ""))
+    order = env.create("order", id="o-lost", params={"amount": 3})
+    env.run_until_idle()
+    # THEN the parent's invocation went on (it was not given back for a retry) and recorded
+    # its step, waiting: the child exists, queued, due
+    assert faults.fired("sqs.SendMessage") == 1
+    assert env.invocations == 1
+    status = order.status()
+    assert (status.status, status.steps[0].status) == ("waiting", "waiting")
+    child = env.get("charge", status.steps[0].child["id"])
+    assert child.status().status == "queued"
+    # WHEN the recovery sweep runs once the child is overdue
+    env.clock.advance("5 minutes")
+    assert env.sweep() == 1
+    env.run_until_idle()
+    # THEN the child runs and its end wakes the parent
+    assert child.status().status == "complete"
+    assert order.status().output == {"charged": 3}

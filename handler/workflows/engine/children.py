@@ -202,7 +202,7 @@ class Children:
             self.store.create(record)
         except InstanceAlreadyExists:
             return self._existing(ref, record.parent, name)
-        self.queue.send(ref)  # if it is lost, the child's due time brings the sweep
+        self._wake(ref)  # the child is created: a failed post must not undo the step
         return ChildStart(ref)
 
     def _existing(self, ref: InstanceRef, parent: ParentRef | None, name: str) -> ChildStart:
@@ -282,9 +282,11 @@ class Children:
         raise ConcurrentModification(f"instance {parent.ref} is changing too fast; try again")
 
     def _wake(self, ref: InstanceRef) -> None:
+        """Post ``ref``'s work message after a committed write. If the queue fails, the write
+        stands: the instance is due (a new child, a parent answered) and the sweep posts it."""
         try:
             self.queue.send(ref)
-        except InfrastructureError as exc:  # the parent is due now: the sweep posts it
+        except InfrastructureError as exc:
             log.warning("wake-up of %s not posted (%s); the recovery sweep will post it", ref, exc)
 
 
