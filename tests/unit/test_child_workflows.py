@@ -248,3 +248,34 @@ def test_children_run_side_by_side_and_each_answers_its_own_step(make_env: EnvFa
     # the parent's start, each child, and the parent once per child's end (the second one
     # finds it complete): 5, and no more
     assert env.invocations == 5
+
+
+class OneAtATime(WorkflowEntrypoint):
+    concurrency = 1
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        return await step.do("charge", lambda: event.payload["n"])
+
+
+class Fanout(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        return await asyncio.gather(
+            *(step.run_workflow(f"part {n}", workflow="solo", params={"n": n}) for n in range(3))
+        )
+
+
+def test_children_of_a_workflow_with_a_concurrency_limit_get_in_line_for_a_slot(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"fanout": Fanout, "solo": OneAtATime})
+    env.create("fanout", id="f-1")
+    env.run_once("fanout", "f-1")  # the parent's first pass creates its three children
+    parent = env.get("fanout", "f-1")
+    children = [env.get("solo", row.child["id"]) for row in parent.status().steps if row.child]
+    assert len(children) == 3
+    for child in children:  # created as the API creates them: in line, waiting for a slot
+        status = child.status()
+        assert status.status == "queued"
+        assert status.status_reason is not None and "slot" in status.status_reason
+    env.run_until_idle()
+    assert parent.status().output == [0, 1, 2]

@@ -142,7 +142,7 @@ class Runner:
         self.interceptor = interceptor
         # the concurrency limits (None when no workflow declares one: no call for them)
         self.slots = SlotGate.of(workflows, store, queue, clock)
-        self.children = Children(workflows, store, queue, clock)  # step.run_workflow's
+        self.children = Children(workflows, store, queue, clock, self.slots)  # run_workflow's
         # Each workflow's retention by outcome, checked here so a bad one fails at start-up.
         self._retention = {
             name: retention_of(workflows, name, self.settings.retention_seconds)

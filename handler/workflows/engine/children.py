@@ -79,6 +79,7 @@ from .versions import is_registered, newest_version, workflow_names
 
 if TYPE_CHECKING:
     from .service import InstanceService
+    from .slots import SlotGate
 
 __all__ = [
     "ChildStart",
@@ -172,11 +173,13 @@ class Children:
         store: InstanceStore,
         queue: WorkQueue,
         clock: Clock,
+        slots: SlotGate | None = None,
     ) -> None:
         self.workflows = workflows
         self.store = store
         self.queue = queue
         self.clock = clock
+        self.slots = slots  # a child of a workflow with a concurrency limit gets in line
 
     def start(
         self,
@@ -199,7 +202,10 @@ class Children:
             return ChildStart(ref, ErrorInfo("UnknownWorkflow", message))
         record = self._new(ref, params, ParentRef(parent.workflow, parent.id, name))
         try:
-            self.store.create(record)
+            if self.slots is not None and self.slots.limited(workflow):
+                self.slots.create(record)  # "waiting for a slot", as the service creates it
+            else:
+                self.store.create(record)
         except InstanceAlreadyExists:
             return self._existing(ref, record.parent, name)
         self._wake(ref)  # the child is created: a failed post must not undo the step
