@@ -55,6 +55,20 @@ def test_a_sequence_with_a_sleep_and_an_event_wait() -> None:
     ]
 
 
+def test_a_child_workflow_step_is_drawn_with_the_workflow_it_runs() -> None:
+    source = """
+class Order(WorkflowEntrypoint):
+    async def run(self, event, step):
+        receipt = await step.run_workflow("pay", workflow="charge", params={"amount": 1})
+        await step.run_workflow("notify", workflow=event.payload["notifier"])
+        return receipt
+"""
+    assert outline(build_diagram(source, "Order").nodes) == [
+        ("run_workflow", "pay", 'child workflow "charge"'),
+        ("run_workflow", "notify", "child workflow event.payload['notifier']"),
+    ]
+
+
 def test_a_config_named_by_a_variable_shows_its_retries() -> None:
     assert drawn(SHOWCASE_WORKFLOWS["flaky-fetch"]) == [
         ("do", "fetch cat", "retries 4 × 5 seconds exponential"),

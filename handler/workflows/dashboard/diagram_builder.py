@@ -302,6 +302,10 @@ class _Walker:
             detail = f"until {_value(until)}"
         elif method == "wait_for_event":
             detail = _event_wait(keywords)
+        elif method == "run_workflow":
+            child = keywords.get("workflow")
+            shown = f'"{_value(child)}"' if isinstance(child, ast.Constant) else _code(child)
+            detail = f"child workflow {shown}"
         return Node(NodeKind.STEP, _step_name(name), node.lineno, method, detail, rollback, paths)
 
     def literal(self, node: ast.expr | None, line: int) -> ast.expr | None:
