@@ -25,6 +25,7 @@ ADAPTER_SERVICES = {
     "aws/sqs.py": "sqs",
     "aws/scheduler.py": "scheduler",
     "aws/recurring.py": "scheduler",
+    "aws/slots.py": "dynamodb",
 }
 # The classes the runtime wires together, by the attribute (or accessor) code reaches them by.
 COMPONENTS = {
@@ -34,6 +35,8 @@ COMPONENTS = {
     "scheduler": ("aws/scheduler.py", "SchedulerWakeUps"),  # InstanceService.scheduler
     "wakeups": ("aws/scheduler.py", "SchedulerWakeUps"),  # AwsRuntime.wakeups
     "recurring": ("aws/recurring.py", "RecurringSchedules"),  # the sweep's reconciliation
+    "slots": ("engine/slots.py", "SlotGate"),  # InstanceService.slots, Runner.slots
+    "slot_items": ("aws/slots.py", "DynamoSlots"),  # SlotGate.slot_items (DynamoStore.slots)
 }
 # Operations authorized by other actions (Service Authorization Reference).
 AUTHORIZED_BY = {

@@ -58,7 +58,7 @@ from typing import Any, Protocol
 
 from .clock import Clock
 from .concurrency import limit_of
-from .errors import InfrastructureError, InstanceAlreadyExists, InstanceNotFound
+from .errors import InfrastructureError, InstanceNotFound
 from .model import FINISHED, InstanceRecord, InstanceRef, InstanceStatus
 from .ports import BatchCreateResult, InstanceStore, WorkQueue
 from .recovery import QUEUE_GRACE
@@ -236,7 +236,7 @@ class SlotGate:
         self.clock = clock
 
     @functools.cached_property
-    def slots(self) -> SlotStore:
+    def slot_items(self) -> SlotStore:
         """The store's slots, built on first use (by a limited workflow)."""
         found: SlotStore = getattr(self.store, "slots")  # noqa: B009 (typed here)
         return found
@@ -286,7 +286,7 @@ class SlotGate:
                 return False  # another runner has it (it holds a slot, or will queue it)
             group = group_of(ref.id, limit)
             change = QueueForSlot().change(record, now) or Change()
-            if self.slots.enqueue(record, group, change) is None:
+            if self.slot_items.enqueue(record, group, change) is None:
                 continue  # it changed meanwhile: look again
             return ref.id in self.pump(ref.workflow, group, caller=ref.id)
         return False  # changing fast: its next message (or the sweep) tries again
@@ -312,16 +312,18 @@ class SlotGate:
         giver = Giver(record.id, record.version, ReleaseSlot().change(record, self.clock.time()))
         limit = self.limits.get(record.workflow)
         if limit is None or record.slot >= limit:  # the limit was lowered or removed since
-            return self.slots.move(record.workflow, record.slot, giver, None, self.clock.time())
+            return self.slot_items.move(
+                record.workflow, record.slot, giver, None, self.clock.time()
+            )
         group = group_of(record.id, limit)
-        for key in self.slots.waiting(record.workflow, group, 1 + _SPARE):
+        for key in self.slot_items.waiting(record.workflow, group, 1 + _SPARE):
             moved = self._grant(record.workflow, record.slot, giver, group, key)
             if moved is Moved.DONE:
                 self._post(record.workflow, [id_in(key)], None)
             if moved is not Moved.TAKER_GONE:
                 return moved
-        moved = self.slots.move(record.workflow, record.slot, giver, None, self.clock.time())
-        if moved is Moved.DONE and self.slots.waiting(record.workflow, group, 1):
+        moved = self.slot_items.move(record.workflow, record.slot, giver, None, self.clock.time())
+        if moved is Moved.DONE and self.slot_items.waiting(record.workflow, group, 1):
             self.pump(record.workflow, group)  # someone queued as we freed it
         return moved
 
@@ -332,9 +334,9 @@ class SlotGate:
         change = GrantSlot(slot, now + QUEUE_GRACE).change(_queued(workflow, key), now)
         assert change is not None
         taker = Taker(group, key, change)
-        moved = self.slots.move(workflow, slot, giver, taker, now + QUEUE_GRACE)
+        moved = self.slot_items.move(workflow, slot, giver, taker, now + QUEUE_GRACE)
         if moved is Moved.TAKER_GONE:
-            self.slots.leave(workflow, group, key)
+            self.slot_items.leave(workflow, group, key)
         return moved
 
     # --- pumping: free slots to the oldest waiting ----------------------------------------
@@ -346,14 +348,14 @@ class SlotGate:
         limit = self.limits[workflow]
         now = self.clock.time()
         mine = slots_of(group, limit)
-        held = self.slots.holders(workflow, mine)
+        held = self.slot_items.holders(workflow, mine)
         taken = {h.slot for h in held}
         free = [k for k in mine if k not in taken]
         free += [h.slot for h in held if h.check_at < now and self._reclaim(workflow, h)]
         if not free:
             return []
         granted: list[str] = []
-        line = iter(self.slots.waiting(workflow, group, len(free) + _SPARE))
+        line = iter(self.slot_items.waiting(workflow, group, len(free) + _SPARE))
         for slot in free:
             for key in line:
                 moved = self._grant(workflow, slot, None, group, key)
@@ -386,7 +388,7 @@ class SlotGate:
             giver = Giver(holder.id)  # it holds the slot no more (or is gone)
         elif record.leased(now) or (record.due_at is not None and record.due_at > now):
             later = max(record.lease_expires_at or 0.0, record.due_at or 0.0)
-            self.slots.recheck(workflow, holder, later)
+            self.slot_items.recheck(workflow, holder, later)
             return False
         else:
             change = ReclaimSlot().change(record, now)
@@ -394,7 +396,7 @@ class SlotGate:
             if change is not None and change.status is InstanceStatus.QUEUED:
                 requeue = (group_of(record.id, self.limits[workflow]), line_key(record))
             giver = Giver(record.id, record.version, change, requeue)
-        moved = self.slots.move(workflow, holder.slot, giver, None, now)
+        moved = self.slot_items.move(workflow, holder.slot, giver, None, now)
         if moved is Moved.DONE:
             log.info("slot %d of %s reclaimed from %s", holder.slot, workflow, holder.id)
         return moved is Moved.DONE
@@ -418,7 +420,7 @@ class SlotGate:
             return record.status_reason
         limit = self.limits[record.workflow]
         group = group_of(record.id, limit)
-        ahead = self.slots.ahead(record.workflow, group, line_key(record))
+        ahead = self.slot_items.ahead(record.workflow, group, line_key(record))
         return (
             f"{record.status_reason}: position {ahead + 1} in line "
             f"(at most {limit} of {record.workflow} run at once)"
@@ -429,35 +431,23 @@ class SlotGate:
     def create(self, record: InstanceRecord) -> InstanceRecord:
         """Write a new instance of a limited workflow: in line first, then queued "waiting
         for a slot", so that starts follow creation even when runners pick up the first
-        messages in another order. Raises InstanceAlreadyExists (and leaves the line)."""
+        messages in another order. Raises InstanceAlreadyExists; its place in line is then
+        left to the next pump, which finds no such instance waiting and drops it."""
         waiting = dataclasses.replace(record, status_reason=WAITING_FOR_SLOT)
-        self._line(waiting, join=True)
-        try:
-            self.store.create(waiting)
-        except InstanceAlreadyExists:
-            self._line(waiting, join=False)
-            raise
+        self._join(waiting)
+        self.store.create(waiting)
         return waiting
 
     def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
-        """:meth:`create` for a batch: every one in line, then the batch written; the ids
-        already taken leave the line."""
+        """:meth:`create` for a batch: every one in line, then the batch written."""
         waiting = [dataclasses.replace(r, status_reason=WAITING_FOR_SLOT) for r in records]
         for record in waiting:
-            self._line(record, join=True)
-        written = self.store.create_many(waiting)
-        taken = set(written.existing)
-        for record in waiting:
-            if record.id in taken:
-                self._line(record, join=False)
-        return written
+            self._join(record)
+        return self.store.create_many(waiting)
 
-    def _line(self, record: InstanceRecord, *, join: bool) -> None:
+    def _join(self, record: InstanceRecord) -> None:
         group = group_of(record.id, self.limits[record.workflow])
-        if join:
-            self.slots.join(record.workflow, group, line_key(record))
-        else:
-            self.slots.leave(record.workflow, group, line_key(record))
+        self.slot_items.join(record.workflow, group, line_key(record))
 
 
 def _queued(workflow: str, key: str) -> InstanceRecord:
