@@ -61,6 +61,7 @@ def test_describes_the_class_and_counts_instances_by_status(fresh: Api) -> None:
                 "in_flight": 3,
             }
         ],
+        "schedules": [],  # it declares none
     }
 
 
