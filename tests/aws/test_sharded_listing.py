@@ -93,11 +93,12 @@ def queries(store: DynamoStore) -> list[dict[str, Any]]:
     """The Query calls the store makes from now on: their parameters and ``Count``."""
     made: list[dict[str, Any]] = []
 
-    def sent(params: Any, **_: Any) -> None:
-        made.append(dict(params))
+    def sent(params: Any, context: Any, **_: Any) -> None:
+        context["query"] = dict(params)  # the shards are queried from several threads
+        made.append(context["query"])
 
-    def answered(parsed: Any, **_: Any) -> None:
-        made[-1]["answered"] = parsed.get("Count", 0)
+    def answered(parsed: Any, context: Any, **_: Any) -> None:
+        context["query"]["answered"] = parsed.get("Count", 0)
 
     store.client.meta.events.register("provide-client-params.dynamodb.Query", sent)
     store.client.meta.events.register("after-call.dynamodb.Query", answered)

@@ -50,7 +50,7 @@ from workflows.engine.usage import schedules_in
 from . import items as it
 from .errors import error_code, translate
 from .journal_writes import off_loop
-from .listing import START, merged_page, payload_of, position_of
+from .listing import START, in_threads, merged_page, one_by_one, payload_of, position_of
 from .shards import INDEX_SHARDS, Listing
 
 if TYPE_CHECKING:
@@ -89,7 +89,8 @@ class DynamoStore:
             together record together (see :mod:`workflows.aws.journal_writes`); False records
             each one inline, in call order (a harness that numbers every AWS call in order).
         index_shards: shards of each listing index key (see :mod:`workflows.aws.shards`: it
-            may grow between deployments, never shrink).
+            may grow between deployments, never shrink). A listing or a count queries the
+            shards at the same time unless ``parallel_writes`` is False (then in order).
     """
 
     def __init__(
@@ -327,7 +328,9 @@ class DynamoStore:
             page = self._index_query(listing, partitions[partition], position.after, start, limit)
             return page.get("Items", []), page.get("LastEvaluatedKey")
 
-        items, after = merged_page(query, len(partitions), position, limit, listing.sort_key)
+        items, after = merged_page(
+            query, len(partitions), position, limit, listing.sort_key, self._together
+        )
         records = [it.instance_record(i) for i in items]
         if after is None:
             return InstancePage(records, None)
@@ -362,29 +365,35 @@ class DynamoStore:
         return _boundary(lambda: self.client.query(**query))
 
     def count_instances(self, workflow: str, status: InstanceStatus) -> int:
-        """COUNT Queries on the by_status index, one per shard (and the legacy key): no item
-        is returned, only how many match.
+        """COUNT Queries on the by_status index, one per shard (and the legacy key), at the
+        same time: no item is returned, only how many match."""
+        partitions = Listing(workflow, status.value).partitions(self.index_shards)
+        counts = self._together([functools.partial(self._count, p) for p in partitions])
+        return sum(counts)
 
-        DynamoDB counts at most 1 MB of index entries per call, so each shard's count is summed
-        over its pages (LastEvaluatedKey).
-        """
+    def _count(self, partition: str) -> int:
+        """How many instances one by_status partition holds. DynamoDB counts at most 1 MB of
+        index entries per call, so the count is summed over the pages (LastEvaluatedKey)."""
+        query: dict[str, Any] = {
+            "TableName": self.table,
+            "IndexName": "by_status",
+            "KeyConditionExpression": "gsi1pk = :v",
+            "ExpressionAttributeValues": {":v": it.s(partition)},
+            "Select": "COUNT",
+        }
         total = 0
-        for partition in Listing(workflow, status.value).partitions(self.index_shards):
-            query: dict[str, Any] = {
-                "TableName": self.table,
-                "IndexName": "by_status",
-                "KeyConditionExpression": "gsi1pk = :v",
-                "ExpressionAttributeValues": {":v": it.s(partition)},
-                "Select": "COUNT",
-            }
-            while True:
-                page = _boundary(lambda q=dict(query): self.client.query(**q))  # type: ignore[misc]
-                total += int(page.get("Count", 0))
-                last = page.get("LastEvaluatedKey")
-                if not last:
-                    break
-                query["ExclusiveStartKey"] = last
-        return total
+        while True:
+            page = _boundary(lambda q=dict(query): self.client.query(**q))  # type: ignore[misc]
+            total += int(page.get("Count", 0))
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return total
+            query["ExclusiveStartKey"] = last
+
+    def _together(self, calls: list[Callable[[], T]]) -> list[T]:
+        """Independent reads (a Query per shard) at the same time, or in order when the store
+        runs its calls in order (``parallel_writes`` False: a harness numbering every call)."""
+        return in_threads(calls) if self.parallel_writes else one_by_one(calls)
 
     def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
         """A Query per due-index shard (keys only): no scan, whatever the table holds."""

@@ -8,14 +8,16 @@ newest-first order, the same order a single partition gave before sharding.
 **The cursor** is the sort key of the last instance a page returned, plus the set of partitions
 known to hold nothing below it: the next page asks every other partition for what sorts below
 that key (``sk < :after``). One key serves all partitions because the order is total, so the
-cursor's size does not grow with K: about 150 characters of JSON, plus the workflow's name,
-whatever K is (well under :data:`workflows.aws.cursors.MAX_CURSOR`). It is signed like every
+cursor's size barely grows with K (the mask, a digit per three or so partitions): at most
+about 370 characters for K = 32, with the longest workflow name and id, well under
+:data:`workflows.aws.cursors.MAX_CURSOR` (2,048, unchanged). It is signed like every
 cursor (:mod:`workflows.aws.cursors`) and its shape, and the listing it belongs to, are checked
 again after the signature (:func:`position_of`).
 
 **What a page costs.** A page of ``limit`` instances asks each partition not yet exhausted
 for ``ceil(limit / K) + 1`` items (one Query each: K + 1 on a first page, fewer on later pages
-once partitions run out), then tops up, one Query at a time, a partition whose items ran out
+once partitions run out; sent together from a few threads, so they cost about one round trip
+of latency), then tops up, one Query at a time, a partition whose items ran out
 while it still has more, asking twice as many each time (a partition holding more than its
 share of the page: a few extra Queries, never one per item). It reads about
 ``limit + (K + 1) * (ceil(limit / K) + 1)`` items, not ``K * limit``: for K = 32 and the API's
@@ -24,22 +26,41 @@ default 50, 33 Queries reading under 150 items, the cost of a few extra 4 KB rea
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from workflows.engine.errors import InvalidInput
 
 from .shards import Listing
 
-__all__ = ["START", "Position", "merged_page", "payload_of", "position_of"]
+__all__ = [
+    "START",
+    "Position",
+    "in_threads",
+    "merged_page",
+    "one_by_one",
+    "payload_of",
+    "position_of",
+]
 
+T = TypeVar("T")
 Item = dict[str, Any]
 Query = Callable[[int, Item | None, int], tuple[list[Item], Item | None]]
 """One Query of a partition: (partition number, ExclusiveStartKey or None, Limit) ->
 (its items, newest first; its LastEvaluatedKey or None)."""
+Together = Callable[[list[Callable[[], T]]], list[T]]
+"""Runs independent calls (the first Query of each partition) and returns their results in
+order: one after the other, or at the same time (:func:`in_threads`)."""
+
+_READERS = 16  # Queries one listing or count keeps in flight at most
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
 
 _MAX_SORT_KEY = 256  # 17 digits, '#', an id of at most 100 characters: far below
 
@@ -70,17 +91,42 @@ class _Stream:
         return not self.items and self.start is None
 
 
+def one_by_one(calls: list[Callable[[], T]]) -> list[T]:
+    """Each call in turn (a harness that numbers every AWS call in order)."""
+    return [call() for call in calls]
+
+
+def in_threads(calls: list[Callable[[], T]]) -> list[T]:
+    """The calls at the same time, in a small pool of threads (boto3 clients are
+    thread-safe): K + 1 Queries cost about one round trip instead of K + 1."""
+    global _POOL
+    if len(calls) < 2:
+        return one_by_one(calls)
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(_READERS, thread_name_prefix="index-read")
+    return list(_POOL.map(lambda call: call(), calls))
+
+
 def merged_page(
-    query: Query, partitions: int, position: Position, limit: int, sort_key: str
+    query: Query,
+    partitions: int,
+    position: Position,
+    limit: int,
+    sort_key: str,
+    together: Together[tuple[list[Item], Item | None]] = one_by_one,
 ) -> tuple[list[Item], Position | None]:
     """The next ``limit`` items of the listing, newest first, and where the page after starts
-    (None: there is none). ``query`` is asked for what sorts below ``position.after``.
+    (None: there is none). ``query`` is asked for what sorts below ``position.after``; the
+    first Query of every partition goes through ``together``.
     """
     shards = max(1, partitions - 1)
     first = min(limit, math.ceil(limit / shards) + 1)
     streams = [_Stream(p) for p in range(partitions) if p not in position.done]
-    for stream in streams:
-        _fetch(query, stream, first)
+    answers = together([functools.partial(query, s.partition, None, first) for s in streams])
+    for stream, (items, start) in zip(streams, answers, strict=True):
+        stream.items.extend(items)
+        stream.start, stream.asked = start, first
     page: list[Item] = []
     while len(page) < limit:
         for stream in streams:

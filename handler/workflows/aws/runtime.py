@@ -171,7 +171,13 @@ def _store(session: Any, settings: AwsSettings, clock: Clock, parallel: bool) ->
     # a connection per journal write in flight, and a few for the runner's other calls
     pool = Config(max_pool_connections=JOURNAL_WRITERS + 4)
     client = session.client("dynamodb", config=pool)
-    return DynamoStore(client, settings.table_name, clock, parallel_writes=parallel)
+    return DynamoStore(
+        client,
+        settings.table_name,
+        clock,
+        parallel_writes=parallel,
+        index_shards=settings.index_shards,
+    )
 
 
 _RUNTIME: AwsRuntime | None = None

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from workflows.engine.errors import ConfigurationError
 
+from .shards import INDEX_SHARDS
+
 _VARIABLES = {
     "table_name": "TABLE_NAME",
     "work_queue_url": "WORK_QUEUE_URL",
@@ -28,6 +30,8 @@ class AwsSettings:
     schedule_group: str
     scheduler_role_arn: str
     retention_days: float = 30.0
+    index_shards: int = INDEX_SHARDS  # see workflows.aws.shards: every container of a stack
+    # must use the same (the embedded stack of `workflows dev` and the test kit uses fewer)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> AwsSettings:
@@ -49,4 +53,4 @@ class AwsSettings:
                 f"RETENTION_DAYS={days!r} is not a number of days; set it to e.g. 30 (the "
                 "stack's RetentionDays parameter)"
             ) from None
-        return cls(**values, retention_days=retention_days)
+        return cls(**values, retention_days=retention_days, index_shards=INDEX_SHARDS)

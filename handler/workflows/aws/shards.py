@@ -21,7 +21,7 @@ lease, a wait, a finish: every status change is one). An instance that sleeps on
 five transitions (queued, running, waiting, running, complete) in seven writes of its instance
 item (the create, two leases, two lease renewals before its steps, the wait, the finish): 1.4
 item writes per transition, so ``by_workflow`` takes 14,000 writes per second, and the busiest
-``by_status`` partition (``running``: in, out, and every renewal) about half of that. At 1,000
+``by_status`` partition (``running``: in, out, and every renewal) about 12,000. At 1,000
 writes per second per partition that needs at least 14 shards; 32 (a power of two) puts the
 mean at ~440 writes per second per shard, under half the limit, which leaves room for the
 hash's unevenness and for bursts (``make bench`` runs ``bench/heat_bench.py``, which measures
@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "INDEX_SHARDS",
+    "LOCAL_INDEX_SHARDS",
     "Listing",
     "index_shard",
     "status_partition",
@@ -57,6 +58,11 @@ __all__ = [
 
 INDEX_SHARDS = 32
 """Shards of each listing index key (see the module docstring for the arithmetic)."""
+
+LOCAL_INDEX_SHARDS = 4
+"""Shards of the embedded stack (``workflows dev``, the test kit): one developer's load. A
+listing page and a count cost a Query per shard, and on moto a describe of a workflow (a count
+per status) would take seconds with 32. Still more than one, so every sharded path runs."""
 
 
 def index_shard(instance_id: str, shards: int) -> int:
