@@ -17,12 +17,16 @@ index is one write, an item whose index key changes is two (out of the old key, 
 and an item written with its key unchanged is one for an index that projects every attribute
 (``by_status``, ``by_workflow``) and none for a keys-only one (``by_due``).
 
-moto serves a few hundred calls per second, so a run drives ``scale`` of the load (a scale of
-0.25 is 500 instances per virtual second) and multiplies each count by ``1 / scale``: the
-shape of the spread is the real one, the noise of a smaller sample only makes the hottest key
-look hotter. ``python -m bench.heat_bench`` prints, for K = 1 (unsharded keys, as before) and
-the store's K, the hottest key of the table and of each index in writes per second, then the
-hottest key's share of each index's writes for several K.
+moto serves a few hundred calls per second, so a run drives ``scale`` of the load (the default,
+0.1, is 200 instances per virtual second; ``HEAT_SCALE`` sets it) and multiplies each index
+key's count by ``1 / scale`` (an index key is shared by every instance of its shard; a table
+key is one instance's partition, whose writes do not grow with the load): the shape of the
+spread is the real one, the noise of a smaller sample only makes the hottest key look hotter.
+``python -m bench.heat_bench`` prints, before (K = 1: one key per workflow and status, as the
+unsharded keys were; the due index over its former 8 shards) and after (the store's K, the due
+index's 32 shards), the hottest key of the table and of each index in writes per second, then
+the hottest key's share of each listing index's writes for several K. It exits 1 if a key of
+the after run takes more than :data:`LIMIT`.
 """
 
 from __future__ import annotations
