@@ -47,6 +47,9 @@ WF110   warning   ``.create(...)`` of a workflow client in a loop ("Batch multip
                   invocations")
 WF111   warning   ``.create(id=user_id)``: an id naming a user, customer or account rather
                   than this run ("Instance IDs are unique")
+WF112   error     a class's ``schedules`` literal that EventBridge Scheduler would refuse: a
+                  cron expression without exactly one ``?`` day field, ``rate(1 hours)``... (the
+                  same check fails registration; no rule of Workflows behind it)
 ======  ========  ==========================================================================
 
 "Ensure API/Binding calls are idempotent" (check before a non-idempotent call) cannot be seen

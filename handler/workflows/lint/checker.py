@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .checks_clients import check_clients
 from .checks_run import check_run
+from .checks_schedules import check_schedules
 from .checks_step import check_steps
 from .files import read_source, select_files
 from .findings import Finding, Issue
@@ -70,6 +71,7 @@ def _check_tree(tree: ast.Module) -> list[Issue]:
         issues += check_steps(analysis, services)
         facts.create_calls += [(c, analysis.in_loop(c)) for c in analysis.create_calls]
     issues += check_clients(facts)
+    issues += check_schedules(tree)
     return issues
 
 

@@ -136,6 +136,13 @@ _ALL = (
         "unique-instance-ids",
         "an instance id that is a bare user/customer/account id, reused by later instances",
     ),
+    Rule(
+        "WF112",
+        "bad-schedule",
+        "error",
+        None,
+        "a schedules entry EventBridge Scheduler would refuse (bad cron or rate expression)",
+    ),
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _ALL}
