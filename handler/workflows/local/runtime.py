@@ -171,9 +171,10 @@ class LocalRuntime:
         now = self.clock.time()
         for workflow, schedule in self.recurring.described(names):
             zone = "" if schedule.timezone == "UTC" else f" {schedule.timezone}"
+            upcoming = [iso(at) for at in schedule.next_firings(now, 1)] or ["never"]
             self.out(
                 f"[{iso(now)}] schedule {schedule.expression}{zone} of {workflow} deployed; "
-                f"next firing {iso(schedule.next_firing(now))}"
+                f"next firing {upcoming[0]}"
             )
 
     def _fire_recurring(self) -> int:
