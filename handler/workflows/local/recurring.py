@@ -47,6 +47,7 @@ class RecurringEmulator:
         self._fired_through = aws.clock.time()
         self._since: dict[str, float] = {}  # schedule name → when it was first seen
         self._deployed = False  # any recurring schedule created: else no call is made
+        self._next_due = 0.0  # no firing before this (0: unknown, look)
 
     @functools.cached_property
     def _trigger(self) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
@@ -72,6 +73,8 @@ class RecurringEmulator:
             self.aws.clock,
         ).reconcile(runtime.workflows)
         self._deployed = bool(done.created or done.kept or done.failed)
+        if done.created or done.deleted:
+            self._next_due = 0.0
         for name in done.created:
             self._since[name] = self.aws.clock.time()
         return done
@@ -81,14 +84,16 @@ class RecurringEmulator:
         now), earliest first; each is created by the real TriggerFunction handler."""
         until = self.aws.clock.time() if until is None else until
         after, self._fired_through = self._fired_through, max(self._fired_through, until)
-        if not self._deployed or until <= after:
-            return []
+        if not self._deployed or until <= after or until < self._next_due:
+            return []  # the worker asks every 50 ms: no listing before the next firing
         due: list[tuple[float, str, dict[str, Any]]] = []
+        self._next_due = float("inf")
         for name, detail in self._schedules():
             since = max(after, self._since.setdefault(name, after))
             schedule = _schedule_of(detail)
             times = list(schedule.firings(since, until))[-MAX_FIRINGS:]
             due.extend((at, name, detail) for at in times)
+            self._next_due = min([self._next_due, *schedule.next_firings(until, 1)])
         return [self._deliver(at, detail) for at, _, detail in sorted(due, key=lambda d: d[:2])]
 
     def skip(self, to: float) -> None:
