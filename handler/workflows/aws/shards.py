@@ -49,7 +49,6 @@ from dataclasses import dataclass
 
 __all__ = [
     "INDEX_SHARDS",
-    "LOCAL_INDEX_SHARDS",
     "Listing",
     "index_shard",
     "status_partition",
@@ -58,11 +57,6 @@ __all__ = [
 
 INDEX_SHARDS = 32
 """Shards of each listing index key (see the module docstring for the arithmetic)."""
-
-LOCAL_INDEX_SHARDS = 4
-"""Shards of the embedded stack (``workflows dev``, the test kit): one developer's load. A
-listing page and a count cost a Query per shard, and on moto a describe of a workflow (a count
-per status) would take seconds with 32. Still more than one, so every sharded path runs."""
 
 
 def index_shard(instance_id: str, shards: int) -> int:
