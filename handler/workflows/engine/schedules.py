@@ -28,7 +28,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .cron import CRON_SYNTAX, CronExpression, CronSyntaxError, parse_cron
 from .errors import ConfigurationError, InvalidInput, InvalidWorkflowError
@@ -103,6 +102,8 @@ class Schedule:
             at += period
 
     def _cron_firings(self, after: float) -> Iterator[float]:
+        from zoneinfo import ZoneInfo  # only cron needs it; at import it costs every handler
+
         cron = _cron_of(self.expression)
         zone = ZoneInfo(self.timezone)
         start = datetime.fromtimestamp(after, zone).replace(tzinfo=None) + timedelta(seconds=1)
@@ -254,6 +255,8 @@ def scheduled_time(at: float) -> str:
 
 
 def _check_timezone(timezone: str, expression: Any) -> None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # see _cron_firings
+
     try:
         ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
