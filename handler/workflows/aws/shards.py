@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "INDEX_SHARDS",
+    "LOCAL_INDEX_SHARDS",
     "Listing",
     "index_shard",
     "status_partition",
@@ -57,6 +58,14 @@ __all__ = [
 
 INDEX_SHARDS = 32
 """Shards of each listing index key (see the module docstring for the arithmetic)."""
+
+LOCAL_INDEX_SHARDS = 4
+"""Shards of the embedded stack (``workflows dev``, the test kit): one developer's load. A
+listing's first page costs a Query per shard, and moto answers a few hundred a second: the
+dashboard's workflows page describes every workflow. Still more than one, so every sharded path
+runs. A store must read at least the shards its writers write: a :class:`DynamoStore` built by
+hand on the embedded stack's table takes ``index_shards=LOCAL_INDEX_SHARDS`` (or the runtime's
+own store)."""
 
 
 def index_shard(instance_id: str, shards: int) -> int:

@@ -14,7 +14,7 @@ import re
 import threading
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,6 +22,7 @@ import boto3
 
 from workflows.aws.runtime import AwsRuntime, build_runtime
 from workflows.aws.settings import AwsSettings
+from workflows.aws.shards import LOCAL_INDEX_SHARDS
 from workflows.aws.sqs import parse_work_message, work_message
 from workflows.engine.advance import RunnerSettings, StatusListener
 from workflows.engine.clock import Clock
@@ -75,9 +76,11 @@ class EmbeddedAws:
         )
         self.resources = provision(self.session, prefix=f"wf-{uuid.uuid4().hex[:8]}")
         self.environment = self.resources.environment()
-        # the same index shards as a deployed stack: every store on one table must agree on
-        # them (a store that lists with fewer shards than the writers misses instances)
-        self.settings = AwsSettings.from_env(self.environment)
+        # one developer's load, not 10,000 transitions a second: fewer index shards make each
+        # listing and count a few moto Queries instead of 33 (still sharded: every path runs)
+        self.settings = replace(
+            AwsSettings.from_env(self.environment), index_shards=LOCAL_INDEX_SHARDS
+        )
         self.clock = clock
         self.runtime: AwsRuntime = build_runtime(
             self.settings,
