@@ -1,5 +1,5 @@
 """``describe``: a registered workflow's class, the first paragraph of its docstring, and how
-many of its instances have each status (the store counts them: ``count_instances``)."""
+many of its instances have each status (counted from one walk of the workflow's listing)."""
 
 from __future__ import annotations
 
@@ -80,13 +80,17 @@ def test_describe_counts_instances_by_status_with_every_status_present(
     }
 
 
-def test_the_store_counts_one_status_of_one_workflow(make_env: EnvFactory) -> None:
-    env = make_env({"approvals": Approvals})
+def test_describe_counts_every_instance_of_one_status_and_none_of_another_workflow(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"approvals": Approvals, "other": Approvals})
     env.create_batch("approvals", [{"id": f"q-{i}"} for i in range(5)])
 
-    assert env.store.count_instances("approvals", InstanceStatus.QUEUED) == 5
-    assert env.store.count_instances("approvals", InstanceStatus.COMPLETE) == 0
-    assert env.store.count_instances("nobody", InstanceStatus.QUEUED) == 0
+    counts = env.service.describe("approvals").instances
+
+    assert counts["queued"] == 5
+    assert counts["complete"] == 0
+    assert env.service.describe("other").instances["queued"] == 0
 
 
 def test_describe_of_an_unknown_workflow_names_the_registered_ones(make_env: EnvFactory) -> None:

@@ -89,8 +89,8 @@ class DynamoStore:
             together record together (see :mod:`workflows.aws.journal_writes`); False records
             each one inline, in call order (a harness that numbers every AWS call in order).
         index_shards: shards of each listing index key (see :mod:`workflows.aws.shards`: it
-            may grow between deployments, never shrink). A listing or a count queries the
-            shards at the same time unless ``parallel_writes`` is False (then in order).
+            may grow between deployments, never shrink). A listing queries the shards at
+            the same time unless ``parallel_writes`` is False (then in order).
     """
 
     def __init__(
@@ -363,32 +363,6 @@ class DynamoStore:
         if start is not None:
             query["ExclusiveStartKey"] = start
         return _boundary(lambda: self.client.query(**query))
-
-    def count_instances(self, workflow: str, status: InstanceStatus) -> int:
-        """COUNT Queries on the by_status index, one per shard (and the legacy key), at the
-        same time: no item is returned, only how many match."""
-        partitions = Listing(workflow, status.value).partitions(self.index_shards)
-        counts = self._together([functools.partial(self._count, p) for p in partitions])
-        return sum(counts)
-
-    def _count(self, partition: str) -> int:
-        """How many instances one by_status partition holds. DynamoDB counts at most 1 MB of
-        index entries per call, so the count is summed over the pages (LastEvaluatedKey)."""
-        query: dict[str, Any] = {
-            "TableName": self.table,
-            "IndexName": "by_status",
-            "KeyConditionExpression": "gsi1pk = :v",
-            "ExpressionAttributeValues": {":v": it.s(partition)},
-            "Select": "COUNT",
-        }
-        total = 0
-        while True:
-            page = _boundary(lambda q=dict(query): self.client.query(**q))  # type: ignore[misc]
-            total += int(page.get("Count", 0))
-            last = page.get("LastEvaluatedKey")
-            if not last:
-                return total
-            query["ExclusiveStartKey"] = last
 
     def _together(self, calls: list[Callable[[], T]]) -> list[T]:
         """Independent reads (a Query per shard) at the same time, or in order when the store

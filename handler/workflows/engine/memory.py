@@ -287,14 +287,6 @@ class MemoryStore:
         more = start + limit < len(records)
         return InstancePage(page, str(start + limit) if more else None)
 
-    def count_instances(self, workflow: str, status: InstanceStatus) -> int:
-        with self._lock:
-            return sum(
-                1
-                for ref, s in self._instances.items()
-                if ref.workflow == workflow and s.record.status == status
-            )
-
     def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
         with self._lock:
             due = [

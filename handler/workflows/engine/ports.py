@@ -192,10 +192,6 @@ class InstanceStore(Protocol):
         """Instances of a workflow, newest first, optionally with one status."""
         ...
 
-    def count_instances(self, workflow: str, status: InstanceStatus) -> int:
-        """How many instances of ``workflow`` have ``status`` now."""
-        ...
-
     def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
         """Instances whose ``due_at`` is before ``before`` (see workflows.engine.recovery):
         nobody advanced them in time. The recovery sweep posts a wake-up for each.
