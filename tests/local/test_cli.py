@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from examples import EXAMPLES
+from tests.unit.http_recorder import recording_server
 from workflows.cli import main
 from workflows.cli.console import Console
 from workflows.remote import HttpApi
@@ -373,6 +374,7 @@ API_COMMANDS = [
     ["restart", "subscription", "sub-1"],
     ["send-event", "subscription", "sub-1", "approved"],
     ["dev-clock", "advance", "1 hour"],
+    ["dev-events", "put", "--detail-type", "Order Placed", "--detail", "{}"],
 ]
 
 
@@ -423,6 +425,37 @@ def test_dev_clock_advance_moves_the_dev_servers_clock_past_an_event_timeout(
         assert cli.wait_for("subscription", instance_id, "errored")["status"] == "errored"
         text = cli("dev-clock", "advance", "1 hour")
         assert text.code == 0 and datetime.fromisoformat(text.out.strip()) > now
+
+
+@pytest.mark.parametrize(
+    ("command", "only_dev"),
+    [
+        (["dev-clock", "advance", "1 hour"], "has a clock to move"),
+        (
+            ["dev-events", "put", "--detail-type", "Order Placed", "--detail", "{}"],
+            "takes events this way (on AWS: aws events put-events)",
+        ),
+    ],
+    ids=["dev-clock", "dev-events"],
+)
+@pytest.mark.parametrize(
+    ("status", "code"), [(404, "not_found"), (405, "method_not_allowed")], ids=["404", "405"]
+)
+def test_a_dev_only_command_against_a_server_that_is_not_workflows_dev_exits_1(
+    capsys: pytest.CaptureFixture[str], command: list[str], only_dev: str, status: int, code: str
+) -> None:
+    # GIVEN a server without the dev routes (a deployed API answers them 404 or 405)
+    with recording_server() as api:
+        api.answer = (status, {"error": {"code": code, "message": "no route here"}})
+        # WHEN a dev-only command is pointed at it
+        ran = Cli(capsys, api.url)(*command)
+    # THEN it fails with the server's answer, what only a dev server does, and the way out
+    assert ran.code == 1 and ran.out == ""
+    assert (
+        f"no route here ({status} {code}); only a workflows dev server {only_dev}: "
+        "point --url at one"
+    ) in ran.err
+    assert [r.method for r in api.requests] == ["POST"]
 
 
 @pytest.mark.parametrize("duration", ["two days", "2 fortnights", "-1 day", ""])

@@ -249,6 +249,25 @@ def waiting_help(name: str, status: dict[str, Any], params: str) -> list[str]:
     ]
 
 
+def dev_request(args: argparse.Namespace, path: str, body: dict[str, Any], what: str) -> Any:
+    """``POST body`` to ``path`` at ``--url``, a route only ``workflows dev`` serves: the answer.
+
+    Any other server answers 404 or 405 there: that fails (exit 1) with its message and what
+    only a dev server does (``what``), pointing at --url. Any other API error, and no answer
+    at all (ApiUnreachable), go up to ``main``, which reports them as for every command.
+    """
+    try:
+        return api(args).request("POST", path, body).body
+    except ApiError as exc:
+        if exc.code not in ("not_found", "method_not_allowed"):
+            raise
+        raise CommandError(
+            f"{exc.message} ({exc.status} {exc.code}); only a workflows dev server {what}: "
+            "point --url at one",
+            Exit.FAILED,
+        ) from None
+
+
 def advance_clock(args: argparse.Namespace, console: Console) -> int:
     """``POST /_dev/clock/advance``: the dev server's new time."""
     from workflows.engine.durations import parse_duration
@@ -261,16 +280,7 @@ def advance_clock(args: argparse.Namespace, console: Console) -> int:
             f"{args.by!r} is not a duration to move the clock by: write it as 'N unit', with "
             'unit one of second, minute, hour, day, week, month, year; e.g. "2 days"'
         ) from None
-    try:
-        body = api(args).request("POST", "/_dev/clock/advance", {"by": args.by}).body
-    except ApiError as exc:
-        if exc.code not in ("not_found", "method_not_allowed"):
-            raise
-        raise CommandError(
-            f"{exc.message} ({exc.status} {exc.code}); only a workflows dev server has a clock "
-            "to move: point --url at one",
-            Exit.FAILED,
-        ) from None
+    body = dev_request(args, "/_dev/clock/advance", {"by": args.by}, "has a clock to move")
     if args.json:
         console.json(body)
     else:
@@ -293,16 +303,9 @@ def put_event(args: argparse.Namespace, console: Console) -> int:
     entry = {"Source": args.source, "DetailType": args.detail_type, "Detail": detail}
     if args.id is not None:
         entry["Id"] = args.id
-    try:
-        body = api(args).request("POST", "/_dev/events", entry).body
-    except ApiError as exc:
-        if exc.code not in ("not_found", "method_not_allowed"):
-            raise
-        raise CommandError(
-            f"{exc.message} ({exc.status} {exc.code}); only a workflows dev server takes "
-            "events this way (on AWS: aws events put-events): point --url at one",
-            Exit.FAILED,
-        ) from None
+    body = dev_request(
+        args, "/_dev/events", entry, "takes events this way (on AWS: aws events put-events)"
+    )
     if args.json:
         console.json(body)
         return 0
