@@ -38,6 +38,7 @@ from .children import Children
 from .clock import Clock
 from .entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
 from .errors import InfrastructureError, SuspendReason
+from .immutable import immutable
 from .journal import Journal
 from .model import (
     FINISHED,
@@ -74,7 +75,7 @@ log = logging.getLogger("workflows.runner")
 StatusListener = Callable[[InstanceRecord], None]
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class RunnerSettings:
     """How the runner paces itself.
 

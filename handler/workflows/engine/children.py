@@ -44,7 +44,6 @@ import json
 import logging
 import re
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .clock import Clock
@@ -55,6 +54,7 @@ from .errors import (
     InstanceNotFound,
     InvalidTransition,
 )
+from .immutable import immutable
 from .journal import delivery_key
 from .limits import MAX_ID
 from .model import (
@@ -139,7 +139,7 @@ def pending_children(entries: Iterable[JournalEntry]) -> list[InstanceRef]:
     ]
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class ChildOutcome:
     """How a child ended, as its parent's step receives it."""
 
@@ -156,7 +156,7 @@ def child_outcome(payload: str) -> ChildOutcome:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class ChildStart:
     """The child a step started (or found), or why it could not start one."""
 

@@ -14,12 +14,12 @@ journaled as usual, but the status, the timeline and the API show ``"[REDACTED]"
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from .durations import parse_duration
 from .errors import InvalidStepError
+from .immutable import immutable
 
 MAX_RETRY_LIMIT = 10_000
 BACKOFFS = ("constant", "linear", "exponential")
@@ -33,7 +33,7 @@ DelayFunction = Callable[[Any, Exception], Any]
 is the failed attempt's StepContext and ``error`` the exception it raised."""
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class RetryConfig:
     """How a failing step is retried.
 
@@ -71,7 +71,7 @@ class RetryConfig:
         return round(delay * factor, DELAY_DIGITS)
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class StepConfig:
     """A validated step configuration (``ctx.config``).
 

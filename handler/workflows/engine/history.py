@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from .immutable import immutable
 from .model import REDACTED, EntryKind, ErrorInfo, EventRecord, JournalEntry
 from .ports import InstanceState
 
@@ -33,7 +34,7 @@ class HistoryFormatError(ValueError):
     """A file or object that is not a history this version of the engine can read."""
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class History:
     """One instance's history: what a replay of it reads.
 

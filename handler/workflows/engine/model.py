@@ -15,6 +15,7 @@ from typing import Any
 
 from .clock import iso, to_datetime
 from .frozen import FrozenDict, freeze
+from .immutable import immutable
 
 CHILD_EVENT_PREFIX = "child:"
 """The event type of a ``step.run_workflow`` wait starts with it: not a valid type for
@@ -118,7 +119,7 @@ class FailedStep(dict[str, Any]):
         return int(self["count"])
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class RollbackInfo:
     """An instance's rollbacks (see :mod:`workflows.engine.operations.rollback`): why they
     run, the status the instance ends with, and how the chain went.
@@ -211,7 +212,7 @@ class ParentRef(dict[str, str]):
         return cls(str(shown["workflow"]), str(shown["id"]), str(shown["step"]))
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class InstanceRef:
     """Which instance: workflow name and instance id (ids are unique per workflow)."""
 
@@ -237,7 +238,7 @@ def first_generation(created_at: float) -> int:
     return max(1, int(created_at * 1000))
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class InstanceRecord:
     """The instance item: status and bookkeeping. ``version`` is the signal counter.
 
@@ -301,7 +302,7 @@ ROLLBACK_KINDS = frozenset({EntryKind.ROLLBACK, EntryKind.ROLLBACK_ATTEMPT})
 ATTEMPT_KINDS = frozenset({EntryKind.ATTEMPT, EntryKind.ROLLBACK_ATTEMPT})
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class JournalEntry:
     """One recorded fact about one step. Keys are unique within an instance generation."""
 
@@ -344,7 +345,7 @@ class JournalEntry:
         return "wait_for_event"
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class EventRecord:
     """An event sent to an instance.
 
@@ -404,7 +405,7 @@ class StepStatus(StrEnum):
     CANCELLED = "cancelled"  # a sleep or wait still pending when the instance finished
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class AttemptInfo:
     """One attempt of a ``step.do``: when it ran and how it ended.
 
@@ -438,7 +439,7 @@ class AttemptInfo:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class StepInfo:
     """One row of an instance's step timeline.
 
@@ -507,7 +508,7 @@ class StepInfo:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class InstanceUsage:
     """What one instance used, as counted by the store (see :mod:`workflows.engine.usage` for
     exactly what each number counts, and what it leaves out).

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .errors import SuspendReason
+from .immutable import immutable
 from .model import EventRecord, InstanceRecord, InstanceRef, InstanceStatus, JournalEntry
 from .transitions import Change
 
@@ -21,7 +22,7 @@ starts its journal above the deleted one's generation plus this span, so nothing
 of the deleted instance (a runner mid-step, a restart under way) wrote is ever read."""
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class InstanceState:
     """Everything replay needs, loaded at once: the instance, its journal, its events.
 
@@ -34,7 +35,7 @@ class InstanceState:
     events: Sequence[EventRecord]
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class InstancePage:
     """One page of a listing; pass ``cursor`` back to get the next one."""
 

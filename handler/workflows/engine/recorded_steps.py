@@ -9,10 +9,10 @@ rollback is part of the step, never a step of its own here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import InvalidInput
+from .immutable import immutable
 from .journal import NEST, base_key
 from .model import EntryKind, JournalEntry, StepInfo
 
@@ -49,7 +49,7 @@ _SELECTOR_KEYS = frozenset({"name", "count", "type"})
 _LISTED = 20  # steps named in a "not found" message before "and N more"
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class StepSelector:
     """Which step: its name, its occurrence (1-based ``count``, as in ``ctx.step.count``) and,
     optionally, its type (``do``, ``sleep`` or ``waitForEvent``; None matches any)."""
@@ -113,7 +113,7 @@ def _step_type(value: Any, what: str) -> str | None:
     return _TYPE_ALIASES[value]
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class RecordedStep:
     """One step the journal recorded: its key, identity and where ``run()`` called it.
 
@@ -134,7 +134,7 @@ class RecordedStep:
         return f"{self.name!r}{occurrence} ({self.type}{nested})"
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class StepOutput:
     """One step's full recorded output (``GET …/instances/{id}/steps/{name}``).
 

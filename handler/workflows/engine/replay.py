@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import codec
@@ -36,6 +35,7 @@ from .errors import (
     error_message,
     error_name,
 )
+from .immutable import immutable
 from .journal import Journal, base_key, step_key
 from .logs import WorkflowLogger, logger_name
 from .model import (
@@ -88,21 +88,21 @@ NEW_STEP_KINDS = frozenset({EntryKind.STEP, EntryKind.SLEEP, EntryKind.WAIT, Ent
 MAX_SWALLOWED_SUSPENSIONS = 100
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Completed:
     """``run()`` returned; ``output`` is its encoded JSON value."""
 
     output: str
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Failed:
     """``run()`` raised (or broke a rule the engine enforces)."""
 
     error: ErrorInfo
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Suspended:
     """``run()`` must stop for now: until ``wake_at``, or because of a control signal."""
 
@@ -110,7 +110,7 @@ class Suspended:
     wake_at: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class RollBack:
     """``run()`` raised, and steps registered rollbacks: the failure is to be recorded on the
     instance and the rollbacks run (in rollback mode, see :mod:`.operations.rollback`)."""
@@ -118,7 +118,7 @@ class RollBack:
     error: ErrorInfo
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class RolledBack:
     """Rollback mode: the chain is over. ``ended`` is None when every rollback returned, else
     the step whose rollback failed for good and that rollback's error."""

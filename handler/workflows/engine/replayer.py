@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn, overload
 
 from .entrypoint import WorkflowEntrypoint, WorkflowEvent
 from .errors import NonDeterminismError, SuspendReason
 from .history import History, load
+from .immutable import immutable
 from .journal import Journal
 from .model import InstanceRef, JournalEntry, event_timestamp
 from .operations.base import SCOPE, Call
@@ -43,7 +43,7 @@ class StepCall(NamedTuple):
         return f"step.{self.kind}({self.name!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Divergence:
     """Where replaying a history with the code first differs from it.
 
@@ -67,7 +67,7 @@ class Divergence:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class ReplayResult:
     """How one history replayed: ``compatible``, or the first :class:`Divergence`.
 

@@ -12,12 +12,12 @@ instance runs.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from .durations import format_duration, parse_duration
 from .errors import InvalidStepError, InvalidWorkflowError
+from .immutable import immutable
 from .model import InstanceStatus
 
 __all__ = ["MAX_RETENTION_SECONDS", "OUTCOMES", "Retention", "parse_retention", "retention_of"]
@@ -26,7 +26,7 @@ OUTCOMES = ("success", "error")
 MAX_RETENTION_SECONDS = 3650 * 86_400.0  # the template's RetentionDays allows up to 3650
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Retention:
     """Seconds a finished instance is kept: after ``success`` (complete) or ``error``
     (errored, terminated)."""

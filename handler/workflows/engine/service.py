@@ -30,6 +30,7 @@ from .errors import (
     WorkflowError,
 )
 from .history import History, history_of
+from .immutable import immutable
 from .limits import MAX_ID, check_id, check_workflow_name
 from .model import (
     FINISHED,
@@ -82,7 +83,7 @@ BATCH_ERROR_CODES = {
 """Why a batch item was not created, by its ``code`` in ``BatchResult.errors``."""
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class NewInstance:
     """One validated instance to create."""
 

@@ -52,13 +52,13 @@ import logging
 import math
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
 from .clock import Clock
 from .concurrency import limit_of
 from .errors import InfrastructureError, InstanceNotFound
+from .immutable import immutable
 from .model import FINISHED, InstanceRecord, InstanceRef, InstanceStatus
 from .ports import BatchCreateResult, InstanceStore, WorkQueue
 from .recovery import QUEUE_GRACE
@@ -105,7 +105,7 @@ def id_in(key: str) -> str:
     return key.split("#", 1)[1]
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Holder:
     """Slot ``slot`` is held by instance ``id``; look at it again after ``check_at``."""
 
@@ -114,7 +114,7 @@ class Holder:
     check_at: float
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Taker:
     """Who gets a slot: a waiting instance (``key`` in the line of ``group``), and the change
     its record gets (:class:`GrantSlot`'s) if it is still queued and holds no slot."""
@@ -128,7 +128,7 @@ class Taker:
         return id_in(self.key)
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Giver:
     """Who lets a slot go: instance ``id``, whose record gets ``change`` if its version is
     still ``version`` (None: if it still holds the slot). ``change`` None: only check that it

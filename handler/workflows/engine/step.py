@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -18,6 +17,7 @@ from . import codec
 from .config import StepConfig, parse_config, parse_rollback_config
 from .durations import MAX_SLEEP_SECONDS, Duration, format_duration, parse_duration
 from .errors import InvalidInput, InvalidStepError, WorkflowError
+from .immutable import immutable
 from .limits import check_event_type, check_id, check_step_name, check_workflow_name
 from .model import ReceivedEvent
 
@@ -31,7 +31,7 @@ DEFAULT_WAIT_TIMEOUT = "24 hours"
 DEFAULT_CHILD_TIMEOUT = "365 days"
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class StepIdentity:
     """``ctx.step``: the step's ``name`` and its 1-based occurrence ``count``."""
 
@@ -39,7 +39,7 @@ class StepIdentity:
     count: int
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class StepContext:
     """What a ``step.do`` callback may take as its one argument."""
 
@@ -51,7 +51,7 @@ class StepContext:
 StepConfigLike = Mapping[str, Any] | StepConfig | None
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class StepRollback:
     """A step's rollback as ``step.do`` got it: ``undo(ctx, output, error)`` (sync or async)
     and its validated ``rollback_config`` (retries and timeout)."""

@@ -62,10 +62,11 @@ is already where the caller wants it (pausing a paused instance).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any, Protocol
 
 from .errors import TERMINATED_WITH_ROLLBACK, InvalidTransition
+from .immutable import immutable
 from .model import FINISHED, RUNNABLE, ErrorInfo, InstanceRecord, InstanceStatus, RollbackInfo
 from .recovery import QUEUE_GRACE
 
@@ -87,7 +88,7 @@ class _Keep:
 KEEP = _Keep()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@immutable(kw_only=True)
 class Change:
     """What a transition writes to the instance item: each field is a new value, ``None``
     to remove it, or :data:`KEEP` to leave it. ``version`` is always bumped by the store, and
@@ -149,7 +150,7 @@ def _finished(record: InstanceRecord, action: str) -> InvalidTransition:
 # --- the runner's transitions --------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Finish:
     """run() returned (complete, with ``output``) or failed (errored, with ``error``)."""
 
@@ -175,7 +176,7 @@ class Finish:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class StartRollback:
     """run() raised with rollbacks registered: the failure is recorded on the instance, which
     stays running, and the runner keeps its lease to run the rollbacks (in a new pass)."""
@@ -192,7 +193,7 @@ class StartRollback:
         return Change(rollback=RollbackInfo(self.error, InstanceStatus.ERRORED), updated_at=now)
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class EndRollback:
     """The rollbacks are over: the instance ends as its rollback says (errored with the
     failure, or terminated), with how the chain went."""
@@ -216,7 +217,7 @@ class EndRollback:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Wait:
     """run() must wait until ``wake_at`` (sleep, retry delay, event-wait timeout)."""
 
@@ -228,7 +229,7 @@ class Wait:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Yield:
     """The runner stops early (time or passes used up) after posting the work again."""
 
@@ -236,7 +237,7 @@ class Yield:
         return Change(status=InstanceStatus.RUNNING, due_at=now + QUEUE_GRACE, release=True)
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Park:
     """The instance's workflow version is not registered: it is not replayed, not failed. It
     keeps its status, says why (``status_reason``) and is due again ``retry`` seconds later, so
@@ -249,7 +250,7 @@ class Park:
         return Change(status_reason=self.reason, due_at=now + self.retry, release=True)
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Settle:
     """A paused or finished instance the runner found: only its lease is let go."""
 
@@ -263,7 +264,7 @@ WAITING_FOR_SLOT = "waiting for a slot"
 """The status reason of an instance queued behind its workflow's ``concurrency`` limit."""
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class QueueForSlot:
     """No slot of its workflow's concurrency limit is free for it: the instance is queued and
     says so. It is not due: the release of a slot (or the sweep) starts it, oldest first."""
@@ -277,7 +278,7 @@ class QueueForSlot:
         return Change(status=InstanceStatus.QUEUED, status_reason=WAITING_FOR_SLOT, due_at=None)
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class GrantSlot:
     """A queued instance gets ``slot``: due at ``due_at`` (its work message starts it by then,
     or the recovery sweep posts it again)."""
@@ -294,7 +295,7 @@ class GrantSlot:
         return Change(slot=self.slot, status_reason=None, due_at=self.due_at)
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class ReleaseSlot:
     """The instance stopped running (it finished, sleeps, waits, paused): its slot goes."""
 
@@ -302,7 +303,7 @@ class ReleaseSlot:
         return Change(slot=None)
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class ReclaimSlot:
     """The slot's holder is not running any more and nobody released it (its runner died and
     its lease expired): a running instance is queued for a slot again, one waiting for a
@@ -329,7 +330,7 @@ class ReclaimSlot:
 # --- the instance service's transitions (and the runner's pause) ---------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Pause:
     """Pause now when no runner is busy (or by the runner itself, ``by_runner``), else ask
     the busy runner to pause when its running step is done (waitingForPause)."""
@@ -355,7 +356,7 @@ class Pause:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Resume:
     """Undo a pause: a paused instance is queued again (its sleeps shift by the pause); a
     pause that has not taken effect yet is simply withdrawn."""
@@ -376,7 +377,7 @@ class Resume:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Terminate:
     """Stop the instance for good."""
 
@@ -400,7 +401,7 @@ TERMINATION = ErrorInfo(TERMINATED_WITH_ROLLBACK, "Instance terminated during ro
 """What the rollbacks of ``terminate(rollback=True)`` receive as ``error`` (Cloudflare's)."""
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class TerminateWithRollback:
     """Terminate once the rollbacks have run: the instance runs again (a pause is undone) so
     a runner replays ``run()`` to find them, runs them, then ends it terminated. An instance
@@ -425,7 +426,7 @@ class TerminateWithRollback:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Restart:
     """Run again from the top, same id and params: a new generation of the journal
     (``generation``, one the restart claimed; default the next one), which a restart from a

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from workflows.engine.immutable import immutable
 
 __all__ = ["SqsRecord", "partial_batch_response"]
 
 log = logging.getLogger("workflows.batch")
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class SqsRecord:
     """What a handler reads of one SQS message."""
 

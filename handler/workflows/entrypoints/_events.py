@@ -26,10 +26,10 @@ the trigger dead-letter queue.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from workflows.engine.errors import InfrastructureError, InvalidInput, WorkflowError
+from workflows.engine.immutable import immutable
 from workflows.engine.limits import check_id
 from workflows.engine.model import EventRecord, InstanceRef
 from workflows.engine.service import InstanceService
@@ -44,7 +44,7 @@ KEY_PREFIX = "evb"
 _DETAIL_KEYS = ("workflow", "instance_id", "type", "payload")
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Delivery:
     """One event for one instance, as an EventBridge event asks (shape checked, not yet
     validated against the registry)."""

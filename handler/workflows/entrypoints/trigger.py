@@ -38,11 +38,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from workflows.aws.runtime import get_runtime
 from workflows.engine.errors import InstanceAlreadyExists, InvalidInput, WorkflowError
+from workflows.engine.immutable import immutable
 from workflows.engine.schedules import firing
 from workflows.engine.service import InstanceService
 from workflows.observability import logger
@@ -72,7 +72,7 @@ __all__ = [
 _MESSAGE_KEYS = frozenset({"workflow", "id", "instance_id", "params", "scheduled_time"})
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Creation:
     """One instance a trigger asks for (not yet validated against the registry)."""
 

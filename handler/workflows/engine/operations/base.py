@@ -19,6 +19,7 @@ from typing import Any, NoReturn, Protocol
 from workflows.engine.children import ChildStart
 from workflows.engine.config import StepConfig
 from workflows.engine.errors import SuspendReason
+from workflows.engine.immutable import immutable
 from workflows.engine.journal import Journal
 from workflows.engine.model import EntryKind, InstanceRef, JournalEntry
 from workflows.engine.step import StepContext, StepRollback
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Call:
     """One step call as replay sees it: its identity in the journal."""
 
@@ -60,7 +61,7 @@ class Call:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Registered:
     """A step's rollback, registered with the pass once the step has started."""
 
