@@ -14,6 +14,10 @@ import pytest
 
 from tests.functional.workflows_under_test import Lifecycle
 from workflows.entrypoints import api as api_function
+from workflows.entrypoints import api_models
+from workflows.entrypoints._api_common import RUNTIME
+from workflows.entrypoints._api_direct import ROUTES
+from workflows.entrypoints._api_resolver import app as resolver_app
 from workflows.entrypoints import trigger as trigger_function
 from workflows.testing import WorkflowTestEnv
 
@@ -69,6 +73,9 @@ class Api:
         self.env = env
         self.aws = env.aws
         self.writes = WriteLog()
+        # each GET is answered a second time by the resolver alone (see check_paths_agree):
+        # a test that counts the calls a GET makes turns that off
+        self.check_paths = True
         runtime = env.aws.runtime
         self._api = api_function.make_handler(runtime)
         self._trigger = trigger_function.make_handler(runtime)
@@ -78,8 +85,10 @@ class Api:
     # --- requests -------------------------------------------------------------------------
 
     def send(self, event: dict[str, Any]) -> Answer:
-        """Call ApiFunction's handler with a proxy event."""
+        """Call ApiFunction's handler with a proxy event; check that its two paths agree."""
         response = self._api(event, None)
+        if self.check_paths:
+            check_paths_agree(self.aws.runtime, event, response)
         headers = {k: str(v) for k, v in (response.get("headers") or {}).items()}
         for key, values in (response.get("multiValueHeaders") or {}).items():
             headers[key] = ", ".join(str(v) for v in values)
@@ -155,6 +164,32 @@ class Api:
                     ReceiptHandle=message["ReceiptHandle"],
                 )
         return bodies
+
+
+def check_paths_agree(runtime: Any, event: dict[str, Any], response: dict[str, Any]) -> None:
+    """The direct path answers as the resolver does (see ``entrypoints/_api_direct.py``).
+
+    A GET changes nothing, so it is answered again by the resolver alone and both answers must
+    be the same, byte for byte. Any success must be its answer model's exact dump: the model
+    validates the body and dumps it again unchanged (fields, order, defaults, nothing more).
+    """
+    method = str(event.get("httpMethod")).upper()
+    refused = api_function._check_envelope(event) or api_function._check_path(event)
+    if method == "GET" and refused is None and response["statusCode"] != 503:
+        token = RUNTIME.set(runtime)
+        try:
+            again = resolver_app.resolve(api_function._with_json_media_type(event), None)
+        finally:
+            RUNTIME.reset(token)
+        assert again == response, f"{method} {event.get('path')}: the two paths differ"
+    route = next(
+        (r for r in ROUTES if r.method == method and r.pattern.match(str(event.get("path")))),
+        None,
+    )
+    if route is not None and 200 <= response["statusCode"] < 300:
+        model = getattr(api_models, route.answer)
+        dumped = model.model_validate_json(response["body"]).model_dump(mode="json")
+        assert json.dumps(dumped, separators=(",", ":")) == response["body"], route.answer
 
 
 def build_event(

@@ -75,6 +75,7 @@ def test_counts_every_page_of_a_status(fresh: Api) -> None:
     for half in (items[:12], items[12:]):  # a request body holds at most 1 MiB
         assert fresh.request("POST", "/workflows/orders/instances/batch", half).status == 201
     pages: list[int] = []
+    fresh.check_paths = False  # one answer to count, not the resolver's second one
     fresh.aws.runtime.store.client.meta.events.register(
         "after-call.dynamodb.Query", lambda parsed, **_: pages.append(parsed["Count"])
     )
