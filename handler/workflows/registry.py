@@ -28,7 +28,6 @@ from pathlib import Path
 from .engine.entrypoint import WorkflowEntrypoint
 from .engine.errors import ConfigurationError, InvalidInput
 from .engine.limits import check_workflow_name
-from .engine.schedules import InvalidSchedule, schedules_of
 from .engine.versions import split_key, version_of
 
 Registry = dict[str, type[WorkflowEntrypoint]]
@@ -103,7 +102,14 @@ def check_schedules(registry: Registry) -> Registry:
     Raises:
         InvalidSchedule: naming the workflow and the schedule, with the syntax to write.
     """
-    for key, cls in registry.items():
+    declaring = {key: cls for key, cls in registry.items() if _declares_schedules(cls)}
+    if not declaring:
+        return registry
+    # Imported here: the schedules' parser (and its cron engine) is a few milliseconds of
+    # every cold start, and a deployment whose workflows declare no schedule never uses it.
+    from .engine.schedules import InvalidSchedule, schedules_of
+
+    for key, cls in declaring.items():
         try:
             schedules_of(cls)
         except InvalidSchedule as exc:
@@ -111,6 +117,13 @@ def check_schedules(registry: Registry) -> Registry:
                 f"workflow {key} ({cls.__module__}.{cls.__qualname__}): {exc}"
             ) from None
     return registry
+
+
+def _declares_schedules(cls: type[WorkflowEntrypoint]) -> bool:
+    """False when ``cls.schedules`` is None or an empty list or tuple: no schedule to check
+    (anything else, even a wrong type, goes to the parser, which says what is wrong)."""
+    declared = getattr(cls, "schedules", None)
+    return not (declared is None or (isinstance(declared, list | tuple) and not declared))
 
 
 def _import_class(module_name: str, class_name: str, pair: str) -> type[WorkflowEntrypoint]:

@@ -6,7 +6,9 @@ what must stay out, by module name: the runner never loads the instance API, the
 models, pydantic, the linter, the client's HTTP mode or the dashboard; the API, the trigger
 and the sweep never load the replay engine; nothing loads Powertools' batch utility or its
 OpenAPI models or Swagger UI at import time, and the API builds none of its wire models
-until a request validates one.
+until a request validates one. The runner and the trigger load the schedules' parser only
+when a registered workflow declares schedules, and the engine's records are ``@immutable``
+classes, not frozen dataclasses (whose generated methods cost over a millisecond each).
 """
 
 from __future__ import annotations
@@ -52,13 +54,14 @@ INSTANCE_API = (
     "pydantic",
     "pydantic_core",
 )
-# The Powertools resolver: loaded by the first request the API's direct path leaves to it.
-RESOLVER = ("workflows.entrypoints._api_resolver", "workflows.engine.cron")
+# Recurring schedules' parser and cron engine: loaded when a registered workflow declares
+# schedules (and by the sweep, which reconciles them on every run), not otherwise.
+SCHEDULES = ("workflows.engine.schedules", "workflows.engine.cron", "zoneinfo")
 NOT_LOADED = {
-    "workflows.entrypoints.runner": (*EVERYWHERE, *INSTANCE_API),
+    "workflows.entrypoints.runner": (*EVERYWHERE, *INSTANCE_API, *SCHEDULES),
     "workflows.entrypoints.sweep": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:]),
-    "workflows.entrypoints.trigger": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:]),
-    "workflows.entrypoints.api": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:], *RESOLVER),
+    "workflows.entrypoints.trigger": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:], *SCHEDULES),
+    "workflows.entrypoints.api": (*EVERYWHERE, *REPLAY),
     "workflows": (*EVERYWHERE, *REPLAY, *INSTANCE_API, "boto3"),
 }
 
@@ -111,46 +114,47 @@ print("built:", sorted(m.__name__ for m in models if m.__pydantic_complete__))
     assert done.stdout.splitlines()[-1] == "built: []"
 
 
-FIRST_REQUESTS = """
+# Every route's own models: the request bodies it takes and the answer it gives.
+OTHER_ROUTES_MODELS = {
+    "NewInstanceBody",
+    "StatusChange",
+    "DeleteBatchBody",
+    "BatchResultBody",
+    "DeleteBatchResultBody",
+    "Deleted",
+    "EventAccepted",
+    "HistoryBody",
+    "InstanceList",
+    "StepOutputBody",
+    "WorkflowDetails",
+    "WorkflowList",
+}
+FIRST_REQUEST = """
 import json, sys
 from pathlib import Path
-from workflows.entrypoints import api
+from pydantic import BaseModel
+from workflows.entrypoints import api, api_models
 from workflows.testing import WorkflowTestEnv
 from tests.functional.workflows_under_test import Lifecycle
 
-HEAVY = ("pydantic", "aws_lambda_powertools.event_handler", "workflows.entrypoints.api_models",
-         "workflows.entrypoints._api_resolver")
-
-def heavy():
-    return sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
-
 env = WorkflowTestEnv({"orders": Lifecycle}, backend="aws")
 env.aws.runtime.service.create("orders", "order-1001", {})
-handler = api.make_handler(env.aws.runtime)
-before = heavy()
-statuses = {}
-for name in sorted(Path("tests/events").glob("api_*.json")):
-    if name.stem != "api_get_openapi":
-        statuses[name.stem] = handler(json.loads(name.read_text()), None)["statusCode"]
-after_well_formed = heavy()
-bad = json.loads(Path("tests/events/api_list_instances.json").read_text())
-bad["queryStringParameters"] = {"limit": "0"}
-bad["multiValueQueryStringParameters"] = {"limit": ["0"]}
-refused = handler(bad, None)
+event = json.loads(Path("tests/events/api_get_instance.json").read_text())
+answer = api.make_handler(env.aws.runtime)(event, None)
 env.close()
+models = [v for v in vars(api_models).values() if isinstance(v, type) and issubclass(v, BaseModel)]
 print(json.dumps({
-    "before": before, "statuses": statuses, "after_well_formed": after_well_formed,
-    "refused": [refused["statusCode"], json.loads(refused["body"])["error"]["code"]],
-    "after_refused": heavy(),
+    "status": answer["statusCode"],
+    "built": sorted(m.__name__ for m in models if m.__pydantic_complete__),
+    "openapi": sorted(m for m in sys.modules if m.endswith(("openapi.models", "swagger_ui"))),
 }))
 """
 
 
-def test_well_formed_requests_load_neither_the_resolver_nor_pydantic() -> None:
-    # GIVEN a cold API (imported in a fresh interpreter)
+def test_a_first_request_builds_its_own_routes_models_and_no_openapi_document() -> None:
     env = {k: v for k, v in os.environ.items() if k != "WORKFLOWS"}
     done = subprocess.run(
-        [sys.executable, "-c", FIRST_REQUESTS],
+        [sys.executable, "-c", FIRST_REQUEST],
         capture_output=True,
         text=True,
         env=env,
@@ -159,13 +163,81 @@ def test_well_formed_requests_load_neither_the_resolver_nor_pydantic() -> None:
     )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.splitlines()[-1])
-    # WHEN it answers every sample request: create, batch, get, list, status change, event
-    # (409 for the sample creating order-1001, which is taken: a domain answer, direct too)
-    assert len(seen["statuses"]) >= 8, seen
-    assert set(seen["statuses"].values()) <= {200, 201, 202, 409}, seen
-    # THEN the direct path answered each: nothing heavy was loaded
-    assert seen["before"] == [] and seen["after_well_formed"] == []
-    # AND a request it cannot take is answered by the resolver, which is loaded then
-    assert seen["refused"] == [422, "validation_error"]
-    assert "workflows.entrypoints._api_resolver" in seen["after_refused"]
-    assert "pydantic" in seen["after_refused"]
+    assert seen["status"] == 200
+    assert "InstanceDetails" in seen["built"]
+    assert OTHER_ROUTES_MODELS & set(seen["built"]) == set()
+    assert seen["openapi"] == []
+
+
+SCHEDULED = """
+import sys, types
+from workflows import WorkflowEntrypoint
+module = types.ModuleType("scheduled_app")
+class Report(WorkflowEntrypoint):
+    schedules = ["cron(0 9 * * ? *)"]
+    async def run(self, event, step):
+        return None
+class Plain(WorkflowEntrypoint):
+    async def run(self, event, step):
+        return None
+module.Report, module.Plain = Report, Plain
+sys.modules["scheduled_app"] = module
+import os
+os.environ["WORKFLOWS"] = {spec!r}
+import {handler}
+"""
+
+
+@pytest.mark.parametrize("handler", ["runner", "trigger"])
+def test_the_schedules_parser_loads_only_for_a_workflow_that_declares_schedules(
+    handler: str,
+) -> None:
+    module = f"workflows.entrypoints.{handler}"
+    plain = loaded_by(SCHEDULED.format(spec="plain=scheduled_app:Plain", handler=module))
+    assert offending(plain, SCHEDULES) == []
+    scheduled = loaded_by(SCHEDULED.format(spec="report=scheduled_app:Report", handler=module))
+    assert "workflows.engine.schedules" in scheduled  # its schedules are checked at start
+
+
+def test_a_bad_schedule_still_fails_the_cold_start() -> None:
+    code = (
+        SCHEDULED.format(spec="report=scheduled_app:Report", handler="json").replace(
+            "cron(0 9 * * ? *)", "cron(every day)"
+        )
+        + "from workflows.registry import load_workflows\nload_workflows()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "WORKFLOWS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode != 0
+    assert "InvalidSchedule" in done.stderr and "workflow report" in done.stderr
+
+
+# The frozen dataclasses whose methods dataclasses itself generates, among what a handler
+# loads, but those with a default factory (which @immutable does not implement).
+FIND_DATACLASSES = """
+import dataclasses, json, sys
+import {handler}
+found = []
+for name, module in list(sys.modules.items()):
+    if not name.startswith("workflows."):
+        continue
+    for cls in vars(module).values():
+        if (
+            isinstance(cls, type) and cls.__module__ == name
+            and dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
+            and all(f.default_factory is dataclasses.MISSING for f in dataclasses.fields(cls))
+        ):
+            found.append(f"{{name}}.{{cls.__qualname__}}")
+print(json.dumps(sorted(found)))
+"""
+
+
+@pytest.mark.parametrize("handler", ["runner", "trigger", "sweep"])
+def test_the_engine_s_records_are_immutable_classes_not_frozen_dataclasses(handler: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "WORKFLOWS"}
+    env.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    code = FIND_DATACLASSES.format(handler=f"workflows.entrypoints.{handler}")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    frozen = json.loads(done.stdout.splitlines()[-1])
+    assert frozen == [], "define these with workflows.engine.immutable's @immutable"

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from workflows.engine.clock import Clock, to_datetime
+from workflows.engine.immutable import immutable
 from workflows.engine.schedules import Schedule, schedules_of
 
 from .errors import error_code
@@ -51,7 +52,7 @@ SCHEDULED_TIME = "<aws.scheduler.scheduled-time>"
 _NAME_ROOM = 64 - len(RECURRING_PREFIX) - 1 - 16  # Scheduler names are at most 64 characters
 
 
-@dataclass(frozen=True)
+@immutable
 class RecurringSchedule:
     """One schedule as deployed: its name, the workflow it starts and when."""
 

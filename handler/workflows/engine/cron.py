@@ -26,8 +26,9 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+
+from .immutable import immutable
 
 CRON_SYNTAX = (
     "cron(minutes hours day-of-month month day-of-week year), e.g. cron(0 9 ? * MON-FRI *); "
@@ -42,7 +43,7 @@ class CronSyntaxError(ValueError):
     """A cron expression that EventBridge Scheduler would refuse; the message says why."""
 
 
-@dataclass(frozen=True)
+@immutable
 class _Field:
     name: str
     low: int
@@ -63,7 +64,7 @@ _LAST_WEEKDAY_OF = re.compile(r"^([A-Z0-9]+)L$")
 _NEAREST_WEEKDAY = re.compile(r"^(\d{1,2})W$")
 
 
-@dataclass(frozen=True)
+@immutable
 class CronExpression:
     """A parsed cron expression; :meth:`matches_from` yields the wall-clock times it fires."""
 

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .cron import CRON_SYNTAX, CronExpression, CronSyntaxError, parse_cron
 from .errors import ConfigurationError, InvalidInput, InvalidWorkflowError
+from .immutable import immutable
 
 RATE_SYNTAX = (
     "rate(value unit), e.g. rate(1 hour) or rate(15 minutes); unit is minute, hour or day "
@@ -55,7 +55,7 @@ class InvalidSchedule(InvalidWorkflowError, ConfigurationError):
     code = "invalid_schedule"
 
 
-@dataclass(frozen=True)
+@immutable
 class Schedule:
     """One recurring schedule: an expression and the time zone it is evaluated in."""
 
@@ -116,7 +116,7 @@ class Schedule:
                 yield at
 
 
-@dataclass(frozen=True)
+@immutable
 class Firing:
     """One firing of a workflow's schedule: the instance it starts (``<workflow>-<UTC
     time>``), when, and which expression fired."""

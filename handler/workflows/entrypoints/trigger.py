@@ -43,7 +43,6 @@ from typing import Any
 from workflows.aws.runtime import get_runtime
 from workflows.engine.errors import InstanceAlreadyExists, InvalidInput, WorkflowError
 from workflows.engine.immutable import immutable
-from workflows.engine.schedules import firing
 from workflows.engine.service import InstanceService
 from workflows.observability import logger
 from workflows.registry import load_workflows
@@ -119,6 +118,10 @@ def _firing(data: Mapping[str, Any]) -> Creation:
     twice finds the id taken."""
     if set(data) - {"workflow", "scheduled_time"}:
         raise InvalidInput("a schedule's firing takes workflow and scheduled_time only")
+    # Imported here: only a workflow that declares schedules is sent firings, and loading its
+    # registry has imported the schedules already; the others never pay for them.
+    from workflows.engine.schedules import firing
+
     workflow = _workflow(data.get("workflow"))
     return Creation(workflow, *firing(str(workflow), data["scheduled_time"]))
 
