@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from workflows.engine.errors import InvalidInput
+from workflows.engine.immutable import immutable
 
 from .shards import Listing
 
@@ -65,7 +66,7 @@ _POOL_LOCK = threading.Lock()
 _MAX_SORT_KEY = 256  # 17 digits, '#', an id of at most 100 characters: far below
 
 
-@dataclass(frozen=True)
+@immutable
 class Position:
     """Where a listing's next page starts: below ``after`` (None: from the newest), in every
     partition but those in ``done`` (known to hold nothing below it)."""

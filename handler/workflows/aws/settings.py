@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from workflows.engine.errors import ConfigurationError
+from workflows.engine.immutable import immutable
 
 from .shards import INDEX_SHARDS
 
@@ -19,7 +19,7 @@ _VARIABLES = {
 }
 
 
-@dataclass(frozen=True)
+@immutable
 class AwsSettings:
     """Where the stack's resources are (a plain dataclass: every handler reads it, and pydantic
     would be a cold-start import of its own)."""

@@ -45,7 +45,8 @@ was sharded from the start, so legacy items are swept like any other.
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+
+from workflows.engine.immutable import immutable
 
 __all__ = [
     "INDEX_SHARDS",
@@ -85,7 +86,7 @@ def workflow_partition(workflow: str, shard: int | None) -> str:
     return workflow if shard is None else f"{workflow}#{shard}"
 
 
-@dataclass(frozen=True)
+@immutable
 class Listing:
     """One listing of a workflow's instances (all of them, or those with one status): the
     index it reads and the partition keys it merges."""
