@@ -233,7 +233,7 @@ class Route(NamedTuple):
     def pattern(self) -> re.Pattern[str]:
         """The resolver's pattern for the rule (matched with ``match``, anchored)."""
         groups = _PARAM.sub(lambda param: f"(?P<{param[1]}>{SEGMENT})", self.rule)
-        return re.compile(f"^{groups}$")
+        return re.compile(f"^{groups}/*$")  # the REST resolver's: trailing slashes allowed
 
     @property
     def shape(self) -> re.Pattern[str]:

@@ -299,13 +299,14 @@ class StepOutputBody(_Model):
 
     name: str
     count: int = Field(description="1-based occurrence of this name in the run.")
-    type: Literal["do", "sleep", "waitForEvent"]
+    type: Literal["do", "sleep", "waitForEvent", "runWorkflow"]
     status: str = Field(description="complete, errored, retrying, waiting or cancelled.")
     output: Any = Field(
         default=None,
         description=(
             'A do step\'s result, whole ("[REDACTED]" if sensitive); the payload of the event a '
-            "waitForEvent step received; null for a sleep or a step that failed."
+            "waitForEvent step received; a runWorkflow step's child's output; null for a sleep "
+            "or a step that failed."
         ),
     )
 
