@@ -4,12 +4,8 @@ test."""
 
 from __future__ import annotations
 
-import json
 import os
-import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,8 +16,8 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
 
 from examples import EXAMPLES
 from examples._fakes import example_env
+from tests.local.devserver import call, serving
 from workflows.local.runtime import LocalRuntime
-from workflows.local.server import make_server
 from workflows.registry import load_workflows
 
 from .browser import MISSING, Browser, chromium_paths, in_ci
@@ -35,15 +31,7 @@ class DevApi:
     url: str
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=60) as answer:
-                return answer.status, json.loads(answer.read() or b"null")
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"null")
+        return call(self.url, method, path, body, timeout=60)
 
     def create(self, workflow: str, instance_id: str, params: Any = None) -> None:
         body = {"instance_id": instance_id, **({"params": params} if params is not None else {})}
@@ -86,16 +74,8 @@ def chromium() -> tuple[str, str]:
 def dev() -> Iterator[DevApi]:
     workflows = {**load_workflows(EXAMPLES), **BROWSER_WORKFLOWS}
     runtime = LocalRuntime(workflows, env_values=example_env(), out=lambda line: None)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    runtime.start()
-    try:
-        yield DevApi(f"http://127.0.0.1:{server.server_address[1]}")
-    finally:
-        server.shutdown()
-        server.server_close()
-        runtime.close()
+    with serving(runtime) as running:
+        yield DevApi(running.url)
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,11 +14,11 @@ import pytest
 from workflows.cli import check_deploy, main
 from workflows.cli.console import Console
 from workflows.local.runtime import LocalRuntime
-from workflows.local.server import make_server
 from workflows.registry import load_workflows
 from workflows.remote import HttpApi
 
 from . import deploy_code
+from .devserver import serving, until_status
 from .test_cli import nothing_listens
 
 
@@ -35,26 +33,8 @@ class Ran:
 def deployed_stack() -> Iterator[str]:
     """``workflows dev`` running the deployed code, on a free port: its URL."""
     runtime = LocalRuntime(load_workflows(deploy_code.DEPLOYED), out=lambda line: None)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    runtime.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        runtime.close()
-
-
-def wait_for(api: HttpApi, workflow: str, instance_id: str, status: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        body = api.request("GET", f"/workflows/{workflow}/instances/{instance_id}").body
-        if body["status"] == status:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{workflow}/{instance_id} never reached {status}: {body}")
+    with serving(runtime) as running:
+        yield running.url
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +50,9 @@ def stack() -> Iterator[str]:
             ("orders", "o-done"),
         ]:
             api.request("POST", f"/workflows/{workflow}/instances", {"instance_id": instance_id})
-            wait_for(api, workflow, instance_id, "waiting")
+            until_status(api, workflow, instance_id, "waiting")
         api.request("POST", "/workflows/orders/instances/o-done/events/shipped", {"payload": 1})
-        wait_for(api, "orders", "o-done", "complete")
+        until_status(api, "orders", "o-done", "complete")
         yield url
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -40,23 +39,16 @@ from workflows.engine.ports import InstancePage
 from workflows.engine.service import InstanceService
 from workflows.http_service import ApiUnavailable, HttpInstanceService
 from workflows.local.runtime import LocalRuntime
-from workflows.local.server import DevServer, make_server
 from workflows.remote import URL_VARIABLE
+
+from .devserver import RunningDev, serving
 
 MODES = ("direct", "http")
 WORKFLOWS = {name: Lifecycle for name in ("lifecycle", "listing-direct", "listing-http")}
 
 
-@dataclass
-class Dev:
-    """A running in-process `workflows dev`."""
-
-    runtime: LocalRuntime
-    server: DevServer
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+class Dev(RunningDev):
+    """A running in-process `workflows dev` (no worker: the test runs the work)."""
 
     @property
     def service(self) -> InstanceService:
@@ -86,16 +78,8 @@ class Mode:
 
 @pytest.fixture(scope="module")
 def dev() -> Iterator[Dev]:
-    runtime = LocalRuntime(WORKFLOWS, out=lambda line: None)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield Dev(runtime, server)
-    finally:
-        server.shutdown()
-        server.server_close()
-        runtime.close()
+    with serving(LocalRuntime(WORKFLOWS, out=lambda line: None), worker=False) as running:
+        yield Dev(running.runtime, running.server)
 
 
 @pytest.fixture(params=MODES)

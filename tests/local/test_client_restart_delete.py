@@ -4,7 +4,6 @@ client's two modes: direct (the engine's instance service) and HTTP (`workflows 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -15,23 +14,16 @@ from tests.functional.workflows_under_test import Lifecycle
 from workflows import InstanceNotFound, InvalidInput, StepNotFound
 from workflows.engine.recorded_steps import StepOutput
 from workflows.local.runtime import LocalRuntime
-from workflows.local.server import make_server
 
+from .devserver import serving
 from .test_client_modes import MODES, Dev, Mode
 
 
 @pytest.fixture(scope="module")
 def dev() -> Iterator[Dev]:
     runtime = LocalRuntime({"lifecycle": Lifecycle}, out=lambda line: None)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield Dev(runtime, server)
-    finally:
-        server.shutdown()
-        server.server_close()
-        runtime.close()
+    with serving(runtime, worker=False) as running:
+        yield Dev(running.runtime, running.server)
 
 
 @pytest.fixture(params=MODES)

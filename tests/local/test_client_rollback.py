@@ -3,7 +3,6 @@ one in-process ``workflows dev``: the same request, the same rollbacks, the same
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,8 +11,8 @@ import pytest
 from workflows import Workflow, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.engine.model import InstanceRef
 from workflows.local.runtime import LocalRuntime
-from workflows.local.server import make_server
 
+from .devserver import serving
 from .test_client_modes import MODES, Dev
 
 undone: list[tuple[str, str, str]] = []  # (instance, step, error name)
@@ -32,15 +31,8 @@ class Transfer(WorkflowEntrypoint):
 @pytest.fixture(scope="module")
 def dev() -> Iterator[Dev]:
     runtime = LocalRuntime({"transfers": Transfer}, out=lambda line: None)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield Dev(runtime, server)
-    finally:
-        server.shutdown()
-        server.server_close()
-        runtime.close()
+    with serving(runtime, worker=False) as running:
+        yield Dev(running.runtime, running.server)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -4,8 +4,6 @@ polling), and terminating a parent terminates its waiting child."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,8 +11,9 @@ import pytest
 
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.local.runtime import LocalRuntime
-from workflows.local.server import make_server
 from workflows.remote import HttpApi
+
+from .devserver import serving, until_status
 
 
 class Charge(WorkflowEntrypoint):
@@ -33,27 +32,8 @@ class Order(WorkflowEntrypoint):
 def dev() -> Iterator[tuple[HttpApi, list[str]]]:
     """`workflows dev` with both workflows registered, and the lines it printed."""
     lines: list[str] = []
-    runtime = LocalRuntime({"order": Order, "charge": Charge}, out=lines.append)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    runtime.start()
-    try:
-        yield HttpApi(f"http://127.0.0.1:{server.server_address[1]}"), lines
-    finally:
-        server.shutdown()
-        server.server_close()
-        runtime.close()
-
-
-def _until(api: HttpApi, workflow: str, instance_id: str, status: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while True:
-        body = api.request("GET", f"/workflows/{workflow}/instances/{instance_id}").body
-        if body["status"] == status or time.monotonic() > deadline:
-            assert body["status"] == status, body
-            return dict(body)
-        time.sleep(0.05)
+    with serving(LocalRuntime({"order": Order, "charge": Charge}, out=lines.append)) as dev:
+        yield HttpApi(dev.url), lines
 
 
 def test_a_parent_gets_its_childs_output_and_they_link_each_other(
@@ -63,12 +43,12 @@ def test_a_parent_gets_its_childs_output_and_they_link_each_other(
     api.request(
         "POST", "/workflows/order/instances", {"instance_id": "o-1", "params": {"amount": 4}}
     )
-    parent = _until(api, "order", "o-1", "complete")
+    parent = until_status(api, "order", "o-1", "complete")
     assert parent["output"] == {"charged": 4}
     (row,) = parent["steps"]
     assert row["type"] == "runWorkflow" and row["status"] == "complete"
     assert row["child"]["workflow"] == "charge"
-    child = _until(api, "charge", row["child"]["id"], "complete")
+    child = until_status(api, "charge", row["child"]["id"], "complete")
     assert child["parent"] == {"workflow": "order", "id": "o-1", "step": "pay"}
     # the parent ran twice (each run takes its lease: running): at its start, and when the
     # child's end woke it; never to look at the child
@@ -81,9 +61,9 @@ def test_terminating_a_parent_over_http_terminates_its_child(
     api, _ = dev
     params = {"amount": 1, "hold": True}
     api.request("POST", "/workflows/order/instances", {"instance_id": "o-2", "params": params})
-    parent = _until(api, "order", "o-2", "waiting")
+    parent = until_status(api, "order", "o-2", "waiting")
     child_id = parent["steps"][0]["child"]["id"]
-    _until(api, "charge", child_id, "waiting")
+    until_status(api, "charge", child_id, "waiting")
     api.request("PATCH", "/workflows/order/instances/o-2/status", {"status": "terminate"})
-    _until(api, "order", "o-2", "terminated")
-    _until(api, "charge", child_id, "terminated")
+    until_status(api, "order", "o-2", "terminated")
+    until_status(api, "charge", child_id, "terminated")

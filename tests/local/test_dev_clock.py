@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,7 +15,8 @@ from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep, WorkflowT
 from workflows.engine.model import InstanceRef
 from workflows.local.embedded import LambdaContext
 from workflows.local.runtime import LocalRuntime, api_gateway_event
-from workflows.local.server import make_server
+
+from .devserver import exchange, serving
 
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
 
@@ -42,13 +40,7 @@ class Dev:
         self.base = base
 
     def call(self, method: str, path: str, body: bytes | None = None) -> tuple[int, Any, Any]:
-        request = urllib.request.Request(self.base + path, data=body, method=method)
-        request.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, response.headers, json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.headers, json.loads(exc.read())
+        return exchange(self.base, method, path, body)
 
     def now(self) -> datetime:
         status, _, body = self.call("GET", "/_dev/clock")
@@ -64,15 +56,8 @@ class Dev:
 def dev() -> Iterator[Dev]:
     lines: list[str] = []
     runtime = LocalRuntime({"approval": Approval}, out=lines.append)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield Dev(runtime, f"http://127.0.0.1:{server.server_address[1]}")
-    finally:
-        server.shutdown()
-        server.server_close()
-        runtime.close()
+    with serving(runtime, worker=False) as running:
+        yield Dev(runtime, running.url)
 
 
 def waiting_instance(dev: Dev, instance_id: str) -> None:

@@ -5,7 +5,6 @@ at a time, oldest first, once the first one finishes — over HTTP."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,8 +12,9 @@ import pytest
 
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.local.runtime import LocalRuntime
-from workflows.local.server import make_server
 from workflows.remote import HttpApi
+
+from .devserver import serving, until_status
 
 RAN: list[str] = []
 GO = threading.Event()  # the first instance's step holds its slot until the test sets it
@@ -34,32 +34,15 @@ class OneAtATime(WorkflowEntrypoint):
 
 @pytest.fixture
 def api() -> Iterator[HttpApi]:
-    runtime = LocalRuntime({"gate": OneAtATime}, out=lambda line: None)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    runtime.start()
-    try:
-        yield HttpApi(f"http://127.0.0.1:{server.server_address[1]}")
-    finally:
-        GO.set()
-        server.shutdown()
-        server.server_close()
-        runtime.close()
+    with serving(LocalRuntime({"gate": OneAtATime}, out=lambda line: None)) as dev:
+        try:
+            yield HttpApi(dev.url)
+        finally:
+            GO.set()  # before the server stops: a step still holding the slot lets go
 
 
 def _status(api: HttpApi, instance_id: str) -> dict[str, Any]:
     return dict(api.request("GET", f"/workflows/gate/instances/{instance_id}").body)
-
-
-def _until(api: HttpApi, instance_id: str, status: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while True:
-        body = _status(api, instance_id)
-        if body["status"] == status or time.monotonic() > deadline:
-            assert body["status"] == status, body
-            return body
-        time.sleep(0.05)
 
 
 def test_instances_over_the_limit_wait_in_line_and_run_oldest_first(api: HttpApi) -> None:
@@ -67,7 +50,7 @@ def test_instances_over_the_limit_wait_in_line_and_run_oldest_first(api: HttpApi
     GO.clear()
     # GIVEN a first instance running, holding the only slot
     api.request("POST", "/workflows/gate/instances", {"instance_id": "first"})
-    _until(api, "first", "running")
+    until_status(api, "gate", "first", "running")
 
     # WHEN two more are created
     api.request("POST", "/workflows/gate/instances", {"instance_id": "second"})
@@ -84,6 +67,6 @@ def test_instances_over_the_limit_wait_in_line_and_run_oldest_first(api: HttpApi
     # AND once the first finishes, they run one at a time, oldest first
     GO.set()
     for instance_id in ("first", "second", "third"):
-        assert _until(api, instance_id, "complete")["output"] == instance_id
+        assert until_status(api, "gate", instance_id, "complete")["output"] == instance_id
     assert RAN == ["first", "second", "third"]
     assert _status(api, "third")["status_reason"] is None

@@ -8,9 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import threading
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,7 +19,8 @@ from workflows.cli.console import Console
 from workflows.engine.model import InstanceRef
 from workflows.local.dev_events import trigger_rules
 from workflows.local.runtime import LocalRuntime
-from workflows.local.server import make_server
+
+from .devserver import call, serving
 
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
 
@@ -57,16 +55,7 @@ class Dev:
     def call(
         self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
     ) -> tuple[int, Any]:
-        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method)
-        request.add_header("Content-Type", "application/json")
-        for name, value in (headers or {}).items():
-            request.add_header(name, value)
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            return exc.code, json.loads(exc.read())
+        return call(self.base, method, path, body, headers)
 
     def put(self, detail_type: str, detail: Any, **entry: Any) -> tuple[int, Any]:
         return self.call(
@@ -96,15 +85,8 @@ class Dev:
 def dev() -> Iterator[Dev]:
     lines: list[str] = []
     runtime = LocalRuntime({"approval": Approval, "greet": Greet}, out=lines.append)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield Dev(runtime, f"http://127.0.0.1:{server.server_address[1]}", lines)
-    finally:
-        server.shutdown()
-        server.server_close()
-        runtime.close()
+    with serving(runtime, worker=False) as running:
+        yield Dev(runtime, running.url, lines)
 
 
 def approval(instance_id: str, **more: Any) -> dict[str, Any]:

@@ -4,12 +4,8 @@ GET /workflows/{name} with their next firings."""
 
 from __future__ import annotations
 
-import json
 import os
-import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -19,7 +15,8 @@ import pytest
 from workflows import WorkflowEntrypoint
 from workflows.engine.schedules import Schedule, firing_id
 from workflows.local.runtime import LocalRuntime
-from workflows.local.server import make_server
+
+from .devserver import call, serving
 
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
 
@@ -38,14 +35,7 @@ class Dev:
         self.lines = lines
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method)
-        request.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            return exc.code, json.loads(exc.read())
+        return call(self.base, method, path, body)
 
     def now(self) -> float:
         status, body = self.call("GET", "/_dev/clock")
@@ -62,16 +52,8 @@ class Dev:
 def dev() -> Iterator[Dev]:
     lines: list[str] = []
     runtime = LocalRuntime({"hourly": Hourly}, out=lines.append)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    runtime.start()
-    try:
-        yield Dev(runtime, f"http://127.0.0.1:{server.server_address[1]}", lines)
-    finally:
-        server.shutdown()
-        server.server_close()
-        runtime.close()
+    with serving(runtime) as running:
+        yield Dev(runtime, running.url, lines)
 
 
 def test_moving_the_clock_three_hours_fires_three_instances(dev: Dev) -> None:

@@ -4,8 +4,6 @@ version 2 — over HTTP, with the dev server's clock moved past the sleep."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,8 +11,9 @@ import pytest
 
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.local.runtime import LocalRuntime
-from workflows.local.server import make_server
 from workflows.remote import HttpApi
+
+from .devserver import serving, until_status
 
 CALLS: list[str] = []
 
@@ -49,27 +48,8 @@ class OrdersV2(WorkflowEntrypoint):
 def dev() -> Iterator[tuple[HttpApi, dict[str, type[WorkflowEntrypoint]]]]:
     """`workflows dev` waiting out sleeps (its clock is moved by hand), with v1 registered."""
     registry: dict[str, type[WorkflowEntrypoint]] = {"orders": OrdersV1}
-    runtime = LocalRuntime(registry, skip_sleeps=False, out=lambda line: None)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    runtime.start()
-    try:
-        yield HttpApi(f"http://127.0.0.1:{server.server_address[1]}"), registry
-    finally:
-        server.shutdown()
-        server.server_close()
-        runtime.close()
-
-
-def _until(api: HttpApi, instance_id: str, status: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while True:
-        body = api.request("GET", f"/workflows/orders/instances/{instance_id}").body
-        if body["status"] == status or time.monotonic() > deadline:
-            assert body["status"] == status, body
-            return dict(body)
-        time.sleep(0.05)
+    with serving(LocalRuntime(registry, skip_sleeps=False, out=lambda line: None)) as dev:
+        yield HttpApi(dev.url), registry
 
 
 def test_an_old_instance_finishes_on_its_version_and_a_new_one_runs_the_newest(
@@ -79,18 +59,18 @@ def test_an_old_instance_finishes_on_its_version_and_a_new_one_runs_the_newest(
     CALLS.clear()
     # GIVEN an instance created on version 1, sleeping
     api.request("POST", "/workflows/orders/instances", {"instance_id": "old"})
-    assert _until(api, "old", "waiting")["workflow_version"] == "1"
+    assert until_status(api, "orders", "old", "waiting")["workflow_version"] == "1"
 
     # WHEN version 2 is registered beside version 1 (what a deploy with orders@1 kept does)
     registry["orders"] = OrdersV2
     registry["orders@1"] = OrdersV1
     api.request("POST", "/workflows/orders/instances", {"instance_id": "new"})
-    assert _until(api, "new", "waiting")["workflow_version"] == "2"
+    assert until_status(api, "orders", "new", "waiting")["workflow_version"] == "2"
     api.request("POST", "/_dev/clock/advance", {"by": "2 hours"})
 
     # THEN the old instance finishes on version 1, the new one ran version 2's order
-    assert _until(api, "old", "complete")["output"] == ["reserve", "charge"]
-    new = _until(api, "new", "complete")
+    assert until_status(api, "orders", "old", "complete")["output"] == ["reserve", "charge"]
+    new = until_status(api, "orders", "new", "complete")
     assert (new["workflow_version"], new["output"]) == ("2", ["charge", "reserve"])
     described = api.request("GET", "/workflows/orders").body
     assert {v["version"]: v["in_flight"] for v in described["versions"]} == {"2": 0, "1": 0}

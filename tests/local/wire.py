@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import socket
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,8 +22,9 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
 from examples import EXAMPLES
 from examples._fakes import example_env
 from workflows.local.runtime import LocalRuntime
-from workflows.local.server import DevServer, make_server
 from workflows.registry import load_workflows
+
+from .devserver import RunningDev, serving
 
 Headers = Sequence[tuple[str, str]]
 
@@ -55,16 +55,10 @@ class Reply:
 
 
 @dataclass
-class DevHttp:
-    """A running in-process `workflows dev`: its runtime, server and address."""
+class DevHttp(RunningDev):
+    """A running in-process `workflows dev` with the bundled examples, and what it printed."""
 
-    runtime: LocalRuntime
-    server: DevServer
     lines: list[str]
-
-    @property
-    def port(self) -> int:
-        return int(self.server.server_address[1])
 
     def connect(self, timeout: float = 30.0) -> Connection:
         return Connection(self.port, timeout)
@@ -80,19 +74,8 @@ def dev_http(*, worker: bool = True, serve: bool = True) -> Iterator[DevHttp]:
     """
     lines: list[str] = []
     runtime = LocalRuntime(load_workflows(EXAMPLES), env_values=example_env(), out=lines.append)
-    server = make_server(runtime, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    try:
-        if serve:
-            thread.start()
-        if worker:
-            runtime.start()
-        yield DevHttp(runtime, server, lines)
-    finally:
-        if thread.is_alive():
-            server.shutdown()
-        server.server_close()
-        runtime.close()
+    with serving(runtime, worker=worker, serve=serve) as running:
+        yield DevHttp(running.runtime, running.server, lines)
 
 
 def request_bytes(
