@@ -29,6 +29,7 @@ from workflows.engine.deletion import MAX_DELETE_BATCH
 from workflows.engine.limits import MAX_ID, MAX_STEP_NAME
 from workflows.engine.model import InstanceStatus
 from workflows.engine.service import MAX_BATCH
+from workflows.observability import logger
 
 from . import _api_ops as ops
 from ._api_common import JSON_MEDIA_TYPE, Answer, failure, strict_json
@@ -188,7 +189,7 @@ def _from_step(value: Any) -> dict[str, object] | None:
         raise _Unread
     if type(count) is not int or not 1 <= count <= 2**31:
         raise _Unread
-    if kind is not None and kind not in _STEP_TYPES:
+    if kind is not None and (not isinstance(kind, str) or kind not in _STEP_TYPES):
         raise _Unread
     return {"name": name, "count": count, "type": kind}
 
@@ -197,7 +198,7 @@ def _status_change(request: _Request) -> tuple[Any, ...]:
     change = _keys(request.body(), {"status", "from_step", "rollback"})
     status, rollback = change.get("status"), change.get("rollback", False)
     from_step = _from_step(change.get("from_step"))
-    if status not in _ACTIONS or not isinstance(rollback, bool):
+    if not isinstance(status, str) or status not in _ACTIONS or not isinstance(rollback, bool):
         raise _Unread
     if (from_step is not None and status != "restart") or (rollback and status != "terminate"):
         raise _Unread
@@ -298,6 +299,9 @@ def answer(event: Mapping[str, Any]) -> dict[str, Any] | None:
         try:
             args = route.read(_Request(event, found.groupdict()))
         except _Unread:
+            return None
+        except Exception:  # a reader's bug: nothing is written yet, and the resolver is exact
+            logger().exception("the direct path could not read a request; the resolver answers")
             return None
         try:
             body = SHAPES[route.answer](route.call(*args))

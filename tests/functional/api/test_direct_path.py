@@ -91,14 +91,16 @@ STEP = st.fixed_dictionaries(
     optional={
         "name": st.one_of(st.text(max_size=3), JSON),
         "count": st.one_of(st.integers(-1, 3), st.booleans(), st.floats(1, 2), st.just("1")),
-        "type": st.sampled_from(["do", "sleep", "waitForEvent", "runWorkflow", "x", None]),
+        "type": st.one_of(
+            st.sampled_from(["do", "sleep", "waitForEvent", "runWorkflow", "x"]), JSON
+        ),
         "other": JSON,
     },
 )
 CHANGE = st.fixed_dictionaries(
     {},
     optional={
-        "status": st.sampled_from(["pause", "resume", "terminate", "restart", "stop", 1]),
+        "status": st.one_of(st.sampled_from(["pause", "resume", "terminate", "restart"]), JSON),
         "from_step": st.one_of(st.none(), STEP, JSON),
         "rollback": st.one_of(st.booleans(), st.just(1), st.just("yes"), st.none()),
         "extra": JSON,
