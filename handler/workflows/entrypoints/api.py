@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -64,7 +63,7 @@ from workflows.observability import logger
 from workflows.registry import load_workflows
 
 from . import _api_direct
-from ._api_common import JSON_MEDIA_TYPE, RUNTIME, shown, strict_json
+from ._api_common import JSON_MEDIA_TYPE, RUNTIME, error, shown, strict_json
 from ._api_ops import STEP_OUTPUT_CAP
 from ._wiring import LambdaHandler, RuntimeSource, runtime_of
 
@@ -258,11 +257,6 @@ def _header(event: Mapping[str, Any], name: str) -> str | None:
 
 
 def _proxy_answer(status: int, code: str, message: str) -> dict[str, Any]:
-    """A proxy-integration answer built without the resolver (envelope checks, last resort)."""
-    return {
-        "statusCode": status,
-        "headers": {"Content-Type": _JSON},
-        "multiValueHeaders": {},
-        "body": json.dumps({"error": {"code": code, "message": message}}),
-        "isBase64Encoded": False,
-    }
+    """An error answered before routing (envelope checks, last resort), laid out as every
+    other answer."""
+    return _api_direct.proxy_answer(error(status, code, message))
