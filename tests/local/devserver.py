@@ -4,6 +4,7 @@ HTTP, and the small JSON client they call it with."""
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import time
 import urllib.error
@@ -108,3 +109,12 @@ def until_status(
             assert body["status"] == status, body
             return dict(body)
         time.sleep(0.05)
+
+
+def ctrl_c_works() -> None:
+    """``preexec_fn`` for a process a test stops with SIGINT (Ctrl-C): its default action.
+
+    A process started in the background by a non-interactive shell (``make test &``, nohup)
+    ignores SIGINT, and a child inherits that: its Ctrl-C would never arrive.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from examples import EXAMPLES
+from tests.local.devserver import ctrl_c_works
 from tests.unit.http_recorder import recording_server
 from workflows.cli import main
 from workflows.cli.console import Console
@@ -603,6 +604,7 @@ def dev_process(*options: str) -> Iterator[str]:
     port = nothing_listens().rsplit(":", 1)[1]
     process = subprocess.Popen(
         [workflows_script(), "dev", "--port", port, *options],
+        preexec_fn=ctrl_c_works,
         cwd=ROOT, env={**os.environ, "WORKFLOWS": EXAMPLES, "PYTHONUNBUFFERED": "1"},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests.local.devserver import ctrl_c_works
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.local.runtime import LocalRuntime
 
@@ -148,7 +149,7 @@ def test_workflows_dev_prints_a_users_log_lines_with_their_file_and_line(tmp_pat
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH")]))
     env.pop("POWERTOOLS_LOG_LEVEL", None)  # the dev server's own default: WARNING
     process = subprocess.Popen(
-        [workflows_script(), "dev", "--port", str(port)],
+        [workflows_script(), "dev", "--port", str(port)], preexec_fn=ctrl_c_works,
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     output: list[str] = []

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from examples import EXAMPLES
+from tests.local.devserver import ctrl_c_works
 
 from .devserver import call
 
@@ -47,6 +48,7 @@ def dev_server() -> Iterator[str]:
     env = {**os.environ, "WORKFLOWS": EXAMPLES, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [command, "dev", "--port", str(port)],
+        preexec_fn=ctrl_c_works,
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

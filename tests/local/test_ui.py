@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from examples import EXAMPLES
+from tests.local.devserver import ctrl_c_works
 from tests.unit.http_recorder import Recorder, recording_server
 from tests.unit.test_sigv4 import (
     ACCESS_KEY,
@@ -430,6 +431,7 @@ def test_workflows_dev_names_its_dashboard_in_its_banner() -> None:
     port = nothing_listens().rsplit(":", 1)[1]
     process = subprocess.Popen(
         [workflows_script(), "dev", "--port", port],
+        preexec_fn=ctrl_c_works,
         cwd=ROOT,
         env={**os.environ, "WORKFLOWS": EXAMPLES, "PYTHONUNBUFFERED": "1"},
         stdout=subprocess.PIPE,
