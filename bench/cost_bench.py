@@ -34,7 +34,7 @@ from bench.prices import price
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from workflows.aws.items import JOURNAL_HORIZON
 from workflows.aws.runtime import LAMBDA_RUNNER
-from workflows.aws.settings import AwsSettings
+from workflows.aws.settings import RETENTION_DAYS
 from workflows.testing import WorkflowTestEnv
 
 LATENCY = 0.005  # seconds slept before every AWS call: about one DynamoDB request from Lambda
@@ -328,7 +328,7 @@ def bill(runs: list[Run], sleep_days: float = 0.0) -> tuple[Bill, dict[str, floa
 def retention(run: Run) -> float:
     """USD of storage once the instance ended: its instance item (with its index copies)
     until its retention ends, its journal until the TTL each entry was written with."""
-    days = AwsSettings.retention_days  # the stack's RetentionDays default: 30
+    days = RETENTION_DAYS  # the stack's RetentionDays default
     journal = run.meter.stored_bytes("J#") / 1e9 * (JOURNAL_HORIZON / 86_400) / DAYS_PER_MONTH
     instance = run.meter.stored_bytes("I") / 1e9 * days / DAYS_PER_MONTH
     return (journal + instance) * _each("dynamodb.storage")

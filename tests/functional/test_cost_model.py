@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from bench.cost_bench import Nap, item_size, measure, write_units
+import pytest
+from bench.cost_bench import DAYS_PER_MONTH, Nap, bill, item_size, measure, write_units
 from bench.prices import PRICES, price
 
-from workflows.aws.items import entry_item
+from workflows.aws.items import JOURNAL_HORIZON, entry_item
+from workflows.aws.settings import RETENTION_DAYS
 from workflows.engine.model import EntryKind, JournalEntry
 
 
@@ -64,3 +66,23 @@ def test_every_price_says_where_it_is_published_and_none_is_guessed() -> None:
         assert entry.usd is not None or "not found" in entry.note, entry.key
     assert price("lambda_durable.data_written").each == 0.0
     assert price("dynamodb.write_request_unit").each == 0.625 / 1e6
+
+
+def test_a_sleeping_day_is_billed_line_by_line_with_its_storage_after_it_ends() -> None:
+    run = measure(Nap, "nap-bill")
+    bought, usage = bill([run], sleep_days=1.0)
+    # a line for every service the instance used, each priced from the counted usage
+    assert bought.lines["DynamoDB writes"] == pytest.approx(
+        (usage["write units"] + usage["index write units"])
+        * price("dynamodb.write_request_unit").each
+    )
+    assert bought.lines["Scheduler invocations"] == price("scheduler.invocation").each
+    assert bought.lines["DynamoDB storage"] > 0
+    assert bought.total == pytest.approx(sum(bought.lines.values()))
+    # once ended: the instance item kept RetentionDays, each journal entry until its TTL
+    instance = run.meter.stored_bytes("I") / 1e9 * RETENTION_DAYS / DAYS_PER_MONTH
+    journal = run.meter.stored_bytes("J#") / 1e9 * JOURNAL_HORIZON / 86_400 / DAYS_PER_MONTH
+    assert usage["retention USD"] == pytest.approx(
+        (instance + journal) * price("dynamodb.storage").each
+    )
+    assert usage["retention USD"] > 0

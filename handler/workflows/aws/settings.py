@@ -17,6 +17,9 @@ _VARIABLES = {
     "schedule_group": "SCHEDULE_GROUP",
     "scheduler_role_arn": "SCHEDULER_ROLE_ARN",
 }
+RETENTION_DAYS = 30.0
+"""Days a finished instance is kept when ``RETENTION_DAYS`` is not set (template.yaml's
+RetentionDays parameter defaults to the same)."""
 
 
 @immutable
@@ -29,7 +32,7 @@ class AwsSettings:
     work_queue_arn: str
     schedule_group: str
     scheduler_role_arn: str
-    retention_days: float = 30.0
+    retention_days: float = RETENTION_DAYS
     index_shards: int = INDEX_SHARDS  # see workflows.aws.shards: every container of a stack
     # must use the same (the embedded stack of `workflows dev` and the test kit uses fewer)
 
@@ -45,7 +48,7 @@ class AwsSettings:
                 "(Globals) sets them in the environment of each of the stack's Lambda functions"
             )
         values = {field: env[var] for field, var in _VARIABLES.items()}
-        days = env.get("RETENTION_DAYS") or "30"
+        days = env.get("RETENTION_DAYS") or str(RETENTION_DAYS)
         try:
             retention_days = float(days)
         except ValueError:
