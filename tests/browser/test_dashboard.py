@@ -5,7 +5,10 @@ every page land in test-artifacts/ (issue 16)."""
 
 from __future__ import annotations
 
+import pytest
 from selenium.webdriver.common.keys import Keys
+
+from workflows.engine import census
 
 from .browser import PHONE, Browser
 from .conftest import DevApi
@@ -47,6 +50,22 @@ def test_workflows_page_lists_each_workflow_with_its_instances_by_status(
     # THEN the instances page lists it, filtered on that status
     browser.find('tr[data-instance="listed-1"]')
     assert browser.find("#status-filter").get_attribute("value") == "waiting"
+
+
+def test_workflows_page_marks_the_counts_that_are_lower_bounds(
+    browser: Browser, dev: DevApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN three gate instances waiting, and an API that counts at most 2 a listing
+    for number in range(3):
+        dev.create("gate", f"bounded-{number}")
+    dev.wait_status("gate", "bounded-2", "waiting")
+    monkeypatch.setattr(census, "CENSUS_LIMIT", 2)
+
+    # WHEN the dashboard opens
+    browser.open("#/")
+
+    # THEN the gate's card says there are at least 2 waiting
+    browser.wait_text('[data-workflow="gate"] .counts', "2+ waiting")
 
 
 def test_workflows_page_shows_each_deployed_version_with_its_instances_in_flight(

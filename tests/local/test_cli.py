@@ -27,11 +27,14 @@ from typing import Any
 import pytest
 
 from examples import EXAMPLES
+from tests.functional.workflows_under_test import Lifecycle
 from tests.local.devserver import ctrl_c_works
 from tests.unit.http_recorder import recording_server
 from workflows.cli import main
 from workflows.cli.console import Console
+from workflows.engine import census
 from workflows.remote import HttpApi
+from workflows.testing import WorkflowTestEnv
 
 from .wire import DevHttp, dev_http
 
@@ -167,6 +170,30 @@ def test_describe_shows_the_workflows_class_module_description_and_counts(cli: C
     counts = next(line for line in text.out.splitlines() if line.startswith("instances:"))
     assert f"complete {body['instances']['complete']}" in counts
     assert "paused" not in counts  # statuses with no instance are left out
+
+
+def test_describe_marks_the_counts_that_are_lower_bounds_with_a_plus(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the API's answer for a workflow with more instances than a count reads (3 here):
+    # one terminated, then five queued
+    monkeypatch.setattr(census, "CENSUS_LIMIT", 3)
+    env = WorkflowTestEnv({"orders": Lifecycle})
+    env.create("orders", id="t-1").terminate()
+    for n in range(5):
+        env.clock.advance(1)
+        env.create("orders", id=f"q-{n}")
+    body = env.service.describe("orders").to_dict()
+    assert body["instances_at_least"] == ["queued", "errored", "terminated", "complete"]
+    with recording_server() as api:
+        api.answer = (200, body)
+        # WHEN the CLI describes it
+        ran = Cli(capsys, api.url)("describe", "orders")
+    # THEN the lower bounds read "3+", and so does the version's count in flight
+    assert ran.code == 0, ran.err
+    lines = ran.out.splitlines()
+    assert next(line for line in lines if line.startswith("instances:")).endswith("queued 3+")
+    assert next(line for line in lines if line.startswith("version 1:")).endswith("3+ in flight")
 
 
 def test_describe_an_unknown_workflow_exits_1_with_the_apis_error(cli: Cli) -> None:

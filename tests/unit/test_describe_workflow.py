@@ -1,5 +1,6 @@
 """``describe``: a registered workflow's class, the first paragraph of its docstring, and how
-many of its instances have each status (counted from one walk of the workflow's listing)."""
+many of its instances have each status (counted from one walk of the workflow's listing, bounded:
+see workflows.engine.census)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import pytest
 
 from workflows import UnknownWorkflow, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from workflows.engine import census
 from workflows.engine.model import InstanceStatus
 
 from .backends import EnvFactory
@@ -98,3 +100,60 @@ def test_describe_of_an_unknown_workflow_names_the_registered_ones(make_env: Env
 
     with pytest.raises(UnknownWorkflow, match="registered: approvals"):
         env.service.describe("invoices")
+
+
+@pytest.fixture
+def census_of_4(monkeypatch: pytest.MonkeyPatch) -> int:
+    """A census that reads at most 4 instances a walk (5,000 in production)."""
+    monkeypatch.setattr(census, "CENSUS_LIMIT", 4)
+    return 4
+
+
+def test_a_census_past_its_limit_keeps_in_flight_counts_exact_and_says_which_are_lower_bounds(
+    make_env: EnvFactory, census_of_4: int
+) -> None:
+    # GIVEN three instances waiting, then more finished ones than a census reads (newer)
+    env = make_env({"approvals": Approvals})
+    env.create_batch("approvals", [{"id": f"wait-{i}", "params": {"wait": True}} for i in range(3)])
+    env.run_until_idle()
+    env.clock.advance(1)
+    env.create_batch("approvals", [{"id": f"ok-{i}"} for i in range(6)])
+    env.run_until_idle()
+
+    # WHEN the workflow is described
+    described = env.service.describe("approvals")
+
+    # THEN the walk of the whole workflow stopped after the 4 newest, all complete: the
+    # finished counts are what it saw, named as lower bounds, in the statuses' order
+    assert {k: v for k, v in described.instances.items() if v} == {"waiting": 3, "complete": 4}
+    assert described.instances_at_least == ["errored", "terminated", "complete"]
+    # and the older instances in flight were counted status by status, exactly
+    assert sum(v["in_flight"] for v in described.versions) == 3
+    assert described.to_dict()["instances_at_least"] == ["errored", "terminated", "complete"]
+
+
+def test_more_instances_in_flight_than_a_census_reads_make_that_status_a_lower_bound(
+    make_env: EnvFactory, census_of_4: int
+) -> None:
+    env = make_env({"approvals": Approvals})
+    env.create_batch("approvals", [{"id": f"q-{i}"} for i in range(6)])
+
+    described = env.service.describe("approvals")
+
+    assert described.instances["queued"] == census_of_4
+    assert described.instances_at_least == ["queued", "errored", "terminated", "complete"]
+    assert sum(v["in_flight"] for v in described.versions) == census_of_4
+
+
+def test_a_census_within_its_limit_is_exact_and_says_nothing_more(
+    make_env: EnvFactory, census_of_4: int
+) -> None:
+    # GIVEN exactly as many instances as a census reads
+    env = make_env({"approvals": Approvals})
+    env.create_batch("approvals", [{"id": f"q-{i}"} for i in range(census_of_4)])
+
+    described = env.service.describe("approvals")
+
+    assert described.instances["queued"] == census_of_4
+    assert described.instances_at_least == []
+    assert "instances_at_least" not in described.to_dict()

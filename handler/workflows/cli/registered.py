@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from workflows.engine.model import FINISHED
 from workflows.remote import ApiError
 
 from .console import Console, add_api_options, add_command, api
@@ -66,16 +67,20 @@ def describe_workflow(args: argparse.Namespace, console: Console) -> int:
         if body.get(key):
             console.data(f"{label + ':':<13}{body[key]}")
     counts = body.get("instances")
+    at_least = set(body.get("instances_at_least") or ())  # counts that are lower bounds
     if isinstance(counts, dict):
-        shown = ", ".join(f"{console.status(s)} {n}" for s, n in counts.items() if n)
+        shown = ", ".join(
+            f"{console.status(s)} {n}{'+' if s in at_least else ''}" for s, n in counts.items() if n
+        )
         console.data(f"{'instances:':<13}{shown or 'none'}")
+    in_flight_plus = "+" if at_least - FINISHED else ""
     for version in body.get("versions") or ():
         where = f"{version.get('module')}:{version.get('class_name')}"
         if version.get("class_name") is None:
             where = "not registered"
         console.data(
             f"{'version ' + str(version.get('version')) + ':':<13}{where}, "
-            f"{version.get('in_flight', 0)} in flight"
+            f"{version.get('in_flight', 0)}{in_flight_plus} in flight"
         )
     for schedule in body.get("schedules") or ():
         zone = schedule.get("timezone")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import codec
+from .census import take_census
 from .clock import Clock
 from .deletion import DeleteBatchResult, check_delete_batch
 from .errors import (
@@ -130,9 +131,13 @@ class WorkflowDescription:
     module: str | None
     description: str | None
     instances: dict[str, int]
+    instances_at_least: list[str] = field(default_factory=list)
+    """The statuses whose count in ``instances`` is a lower bound: a census reads a bounded
+    number of instances (see :mod:`workflows.engine.census`). Empty: every count is exact."""
     versions: list[dict[str, Any]] = field(default_factory=list)
     """Each registered version, newest first: ``{version, class_name, module, in_flight}``
-    (in flight: not finished; an old version can be removed once it has none)."""
+    (in flight: not finished; an old version can be removed once it has none; a lower bound
+    when an unfinished status is in ``instances_at_least``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -141,6 +146,12 @@ class WorkflowDescription:
             "module": self.module,
             "description": self.description,
             "instances": dict(self.instances),
+            # only when some count is a lower bound (almost never)
+            **(
+                {"instances_at_least": list(self.instances_at_least)}
+                if self.instances_at_least
+                else {}
+            ),
             "versions": [dict(v) for v in self.versions],
         }
 
@@ -386,9 +397,9 @@ class InstanceService:
         """The registered workflow's class and how many of its instances have each status."""
         self.check_workflow(workflow)
         cls = self.workflows.get(workflow) if isinstance(self.workflows, Mapping) else None
-        by_status, in_flight = self._census(workflow)
+        census = take_census(self.store, workflow)
         counts = {
-            status.value: by_status.get(status, 0)
+            status.value: census.by_status.get(status, 0)
             for status in InstanceStatus
             if status is not InstanceStatus.UNKNOWN
         }
@@ -398,31 +409,9 @@ class InstanceService:
             module=getattr(cls, "__module__", None),
             description=_first_paragraph(cls),
             instances=counts,
-            versions=[*self._versions(workflow, in_flight)],
+            instances_at_least=[s.value for s in InstanceStatus if s in census.at_least],
+            versions=[*self._versions(workflow, dict(census.in_flight))],
         )
-
-    def _census(self, workflow: str) -> tuple[dict[InstanceStatus, int], dict[str, int]]:
-        """How many instances have each status, and how many unfinished ones run on each
-        version, from one walk of the workflow's listing.
-
-        One walk rather than a COUNT per status: every instance has exactly one status, so a
-        count per status reads the same index entries as one listing of the whole workflow,
-        in as many requests again per status (and per shard of a sharded index), and the
-        versions' in-flight counts would walk the unfinished ones a second time.
-        """
-        by_status: dict[InstanceStatus, int] = {}
-        in_flight: dict[str, int] = {}
-        cursor: str | None = None
-        while True:
-            page = self.store.list_instances(workflow, None, cursor, 1000)
-            for record in page.records:
-                by_status[record.status] = by_status.get(record.status, 0) + 1
-                if record.status not in FINISHED:
-                    version = record.workflow_version
-                    in_flight[version] = in_flight.get(version, 0) + 1
-            cursor = page.cursor
-            if cursor is None:
-                return by_status, in_flight
 
     def _versions(self, workflow: str, in_flight: dict[str, int]) -> Sequence[dict[str, Any]]:
         """Each registered version of ``workflow`` (and any version instances still run on),

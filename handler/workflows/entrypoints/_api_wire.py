@@ -128,12 +128,14 @@ def workflow_list(listing: Mapping[str, Any]) -> dict[str, Any]:
 
 def workflow_details(details: Mapping[str, Any]) -> dict[str, Any]:
     """``WorkflowDetails``."""
+    at_least = list(details.get("instances_at_least") or ())
     return {
         "name": details["name"],
         "class_name": details["class_name"],
         "module": details["module"],
         "description": details["description"],
         "instances": dict(details["instances"]),
+        **({"instances_at_least": at_least} if at_least else {}),  # only when there are any
         "versions": [_version(v) for v in details.get("versions") or ()],
         "schedules": [
             {

@@ -361,6 +361,17 @@ class WorkflowDetails(_Model):
             "waitingForPause."
         )
     )
+    instances_at_least: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda statuses: not statuses,  # left out when every count is exact
+        description=(
+            "Present only when some counts are lower bounds: those statuses. A count reads at "
+            "most 5,000 instances a listing (a workflow keeps its finished instances for their "
+            "retention, and counting millions would outlast the request): the finished "
+            "statuses first, an unfinished one only when that many are in flight (then the "
+            "versions' in_flight are lower bounds too). Absent: every count is exact."
+        ),
+    )
     versions: list[WorkflowVersion] = Field(
         default_factory=list,
         description=(

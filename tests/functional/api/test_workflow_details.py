@@ -1,5 +1,6 @@
 """GET /workflows/{name}: the workflow's class, module, the first paragraph of its docstring and
-its instances counted by status (one walk of the workflow's listing, every shard paged)."""
+its instances counted by status (one walk of the workflow's listing, every shard paged, at most
+workflows.engine.census.CENSUS_LIMIT instances)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from tests.functional.workflows_under_test import Lifecycle
 from workflows.aws.shards import index_shard
+from workflows.engine import census
 from workflows.engine.model import InstanceStatus
 from workflows.testing import WorkflowTestEnv
 
@@ -88,6 +90,34 @@ def test_counts_every_page_of_a_status(fresh: Api) -> None:
     partitions = shards + 1  # and the key of items written before sharding
     assert len(pages) > partitions, "the full shard took one page"
     assert sum(pages) == 24
+
+
+def test_a_workflow_with_more_instances_than_a_count_reads_names_its_lower_bounds(
+    fresh: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a count that reads at most 3 instances a listing (5,000 deployed), two instances
+    # queued, then four terminated
+    monkeypatch.setattr(census, "CENSUS_LIMIT", 3)
+    for instance_id in ("q-1", "q-2", "t-1", "t-2", "t-3", "t-4"):
+        fresh.aws.clock.advance(1)
+        fresh.request("POST", "/workflows/orders/instances", {"id": instance_id})
+        if instance_id.startswith("t-"):
+            fresh.request(
+                "PATCH",
+                f"/workflows/orders/instances/{instance_id}/status",
+                {"status": "terminate"},
+            )
+
+    # WHEN the workflow is described
+    answer = fresh.request("GET", "/workflows/orders")
+
+    # THEN the finished counts are what the 3 newest showed, and say they are lower bounds,
+    # while the instances in flight (older) are counted exactly
+    assert answer.status == 200, answer.body
+    counted = {k: v for k, v in answer.body["instances"].items() if v}
+    assert counted == {"queued": 2, "terminated": 3}
+    assert answer.body["instances_at_least"] == ["errored", "terminated", "complete"]
+    assert [v["in_flight"] for v in answer.body["versions"]] == [2]
 
 
 def test_an_unknown_workflow_is_a_404_naming_the_registered_ones(api: Api) -> None:

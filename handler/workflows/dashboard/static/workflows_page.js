@@ -1,6 +1,6 @@
 // Registered workflows, each with its instances counted by status.
 
-import { api, paths, STATUSES } from "./api.js";
+import { api, FINISHED, paths, STATUSES } from "./api.js";
 import { h, link, routeTo } from "./dom.js";
 import { errorBox } from "./notice.js";
 
@@ -61,16 +61,20 @@ function card(name) {
     }
     about.textContent = details.description || (details.class_name ? `${details.module}.${details.class_name}` : "\u00a0");
     about.title = details.class_name ? `${details.module}.${details.class_name}` : "";
+    // a busy workflow's counts can be lower bounds (the API reads a bounded number): "5000+"
+    const atLeast = new Set(details.instances_at_least || []);
+    const plus = (s) => (atLeast.has(s) ? "+" : "");
     const chips = STATUSES.filter((s) => details.instances?.[s]).map((s) =>
-      h("a", { class: `chip status-${s}`, href: `${routeTo(name)}?status=${s}` }, `${details.instances[s]} ${s}`),
+      h("a", { class: `chip status-${s}`, href: `${routeTo(name)}?status=${s}` }, `${details.instances[s]}${plus(s)} ${s}`),
     );
+    const inFlightPlus = [...atLeast].some((s) => !FINISHED.has(s)) ? "+" : "";
     counts.replaceChildren(...(chips.length ? chips : [h("span", { class: "muted" }, "no instances")]));
     // several versions deployed at once: each with its instances still in flight, so you know
     // when an old one can be removed
     const deployed = details.versions || [];
     if (deployed.length > 1 || deployed.some((v) => !v.class_name)) {
       versions.textContent = "versions: " + deployed
-        .map((v) => `${v.version}${v.class_name ? "" : " (not deployed)"}: ${v.in_flight} in flight`)
+        .map((v) => `${v.version}${v.class_name ? "" : " (not deployed)"}: ${v.in_flight}${inFlightPlus} in flight`)
         .join(" · ");
     }
   }
