@@ -32,7 +32,8 @@ from typing import Any
 
 from bench.prices import price
 from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.items import JOURNAL_HORIZON
+from workflows.aws.items import INSTANCE_SK
+from workflows.aws.reaper import ExpiredInstanceReaper
 from workflows.aws.runtime import LAMBDA_RUNNER
 from workflows.aws.settings import RETENTION_DAYS
 from workflows.testing import WorkflowTestEnv
@@ -40,6 +41,8 @@ from workflows.testing import WorkflowTestEnv
 LATENCY = 0.005  # seconds slept before every AWS call: about one DynamoDB request from Lambda
 RUNNER_GB = 0.5  # template.yaml: RunnerFunction MemorySize 512
 API_GB = 0.25  # template.yaml: Globals MemorySize 256 (the ApiFunction)
+SWEEP_GB = 0.25  # template.yaml: Globals MemorySize 256 (SweepFunction, which reaps)
+REAP_BATCH = 100  # template.yaml: ExpiredInstances BatchSize (stream records an invocation)
 STEPS = 100  # steps per instance of the step benchmark
 RUNS = 3  # instances measured per scenario (their mean counts)
 RESULT = "r" * 1000  # a step's result: about 1 KB of JSON
@@ -112,6 +115,10 @@ class Meter:
     slept_over: float = 0.0  # injected sleeps beyond LATENCY (a busy machine oversleeps)
     sleeping_bytes: int = 0  # stored when the instance went to sleep
     counting: bool = True  # False: the bench's own reads (its final status check)
+    reaping: bool = False  # True: the reaper's calls, once the instance item expired
+    reap_calls: Counter[str] = field(default_factory=Counter)
+    reap_write_units: float = 0.0
+    reap_read_units: float = 0.0
     images: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -146,6 +153,10 @@ class Meter:
             elapsed = time.perf_counter() - context.get("cost_started", time.perf_counter())
             with self.lock:
                 self.moto_seconds += elapsed
+                if self.reaping:
+                    self.reap_calls[f"{service}.{model.name}"] += 1
+                    self._bill_reaping(model.name, context.get("cost_params", {}), parsed)
+                    return
                 self.calls[f"{service}.{model.name}"] += 1
                 if service == "dynamodb":
                     self._bill(model.name, context.get("cost_params", {}), parsed)
@@ -171,6 +182,18 @@ class Meter:
         elif operation == "BatchWriteItem":
             for request in next(iter(params["RequestItems"].values())):
                 self._written(request.get("PutRequest", {}).get("Item", {}), 1)
+
+    def _bill_reaping(self, operation: str, params: dict[str, Any], parsed: dict[str, Any]) -> None:
+        """The reaper's reads, and its deletes: a write unit per KB of the item deleted."""
+        if operation == "Query":
+            found = parsed.get("Items") or []
+            # the read units of the items whole: a projection does not make a read cheaper
+            pk = params["ExpressionAttributeValues"][":pk"]["S"]
+            whole = [self.images.get((pk, i["sk"]["S"]), i) for i in found]
+            self.reap_read_units += max(1, math.ceil(sum(map(item_size, whole)) / 4096))
+        elif operation == "DeleteItem":
+            key = (params["Key"]["pk"]["S"], params["Key"]["sk"]["S"])
+            self.reap_write_units += write_units(item_size(self.images.get(key) or params["Key"]))
 
     def _written(self, item: dict[str, Any], factor: int) -> None:
         if not item:
@@ -240,6 +263,7 @@ class Run:
     meter: Meter
     invocations: list[float] = field(default_factory=list)  # billed seconds of each
     create_seconds: float = 0.0
+    reap_seconds: float = 0.0  # the reaper's work once the instance item expired
 
 
 def measure(workflow: type[WorkflowEntrypoint], instance_id: str) -> Run:
@@ -265,6 +289,18 @@ def measure(workflow: type[WorkflowEntrypoint], instance_id: str) -> Run:
         env.run_until_idle()
         meter.counting = False
         assert env.get("w", instance_id).status().status == "complete"
+        # RetentionDays later TTL removes the instance item, and SweepFunction's reaper deletes
+        # what the instance left (workflows.aws.reaper)
+        key = {"pk": {"S": f"I#w#{instance_id}"}, "sk": {"S": INSTANCE_SK}}
+        table = aws.settings.table_name
+        expired = meter.peek.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
+        meter.peek.delete_item(TableName=table, Key=key)
+        meter.counting = meter.reaping = True
+        start = meter.spent()
+        reaper = ExpiredInstanceReaper(aws.runtime.store.client, table)
+        reaper.reap(key["pk"]["S"], float(expired["expires_at"]["N"]))
+        run.reap_seconds = math.ceil((meter.spent() - start) * 1000) / 1000
+        meter.counting = meter.reaping = False
         return run
 
 
@@ -326,12 +362,18 @@ def bill(runs: list[Run], sleep_days: float = 0.0) -> tuple[Bill, dict[str, floa
 
 
 def retention(run: Run) -> float:
-    """USD of storage once the instance ended: its instance item (with its index copies)
-    until its retention ends, its journal until the TTL each entry was written with."""
-    days = RETENTION_DAYS  # the stack's RetentionDays default
-    journal = run.meter.stored_bytes("J#") / 1e9 * (JOURNAL_HORIZON / 86_400) / DAYS_PER_MONTH
-    instance = run.meter.stored_bytes("I") / 1e9 * days / DAYS_PER_MONTH
-    return (journal + instance) * _each("dynamodb.storage")
+    """USD once the instance ended: every item it left (the instance item with its index
+    copies, its journal, events and chunks) stored for its retention (the stack's RetentionDays
+    default), then the reaper's reads, deletes and run when TTL removed the instance item."""
+    stored = run.meter.stored_bytes() / 1e9 * RETENTION_DAYS / DAYS_PER_MONTH
+    meter = run.meter
+    return (
+        stored * _each("dynamodb.storage")
+        + meter.reap_write_units * _each("dynamodb.write_request_unit")
+        + meter.reap_read_units * _each("dynamodb.read_request_unit")
+        + _each("lambda.request") / REAP_BATCH
+        + run.reap_seconds * SWEEP_GB * _each("lambda.arm64_gb_second")
+    )
 
 
 def _usd(amount: float) -> str:
@@ -375,8 +417,8 @@ def report(title: str, per: Bill, usage: dict[str, float], times: float) -> None
     print(f"  per instance: {shown}")
     for line, amount in per.lines.items():
         print(f"  {line:<24} ${amount * times:>10,.2f}")
-    print(f"  then kept after the end (journal until its TTL, {JOURNAL_HORIZON / 86_400:.0f}")
-    print(f"  days; the instance item for RetentionDays): ${kept:,.2f} of DynamoDB storage")
+    print(f"  then kept {RETENTION_DAYS:.0f} days after the end (RetentionDays) and deleted:")
+    print(f"  ${kept:,.2f} of DynamoDB storage and the reaper's reads and deletes")
 
 
 def compare(ours_steps: float, ours_naps: float) -> None:

@@ -53,7 +53,6 @@ _TABLE_CREATE_PROPERTIES = frozenset(
         "LocalSecondaryIndexes",
         "ProvisionedThroughput",
         "SSESpecification",
-        "StreamSpecification",
     }
 )
 _TABLE_LATER_PROPERTIES = frozenset({"TimeToLiveSpecification", "PointInTimeRecoverySpecification"})
@@ -62,6 +61,9 @@ _TABLE_IGNORED_PROPERTIES = frozenset(
         "TableName",  # the name comes from the prefix
         "Tags",  # no behaviour
         "ContributorInsightsSpecification",  # monitoring only
+        # read only by an event source mapping (SweepFunction's ExpiredInstances), which a
+        # provisioned stack has none of; moto would keep a record of every write in memory
+        "StreamSpecification",
     }
 )
 # AWS::SQS::Queue properties that are not queue attributes of the same name.
@@ -219,9 +221,6 @@ def _ensure_table(client: DynamoDBClient, name: str, properties: Mapping[str, An
         sse = dict(create["SSESpecification"])
         sse["Enabled"] = sse.pop("SSEEnabled")
         create["SSESpecification"] = sse
-    if "StreamSpecification" in create:
-        create["StreamSpecification"] = {"StreamEnabled": True, **create["StreamSpecification"]}
-
     try:
         existing = client.describe_table(TableName=name)["Table"]
     except ClientError as error:

@@ -7,10 +7,19 @@ import json
 from collections import Counter
 
 import pytest
-from bench.cost_bench import DAYS_PER_MONTH, Nap, bill, item_size, measure, write_units
+from bench.cost_bench import (
+    DAYS_PER_MONTH,
+    REAP_BATCH,
+    SWEEP_GB,
+    Nap,
+    bill,
+    item_size,
+    measure,
+    write_units,
+)
 from bench.prices import PRICES, price
 
-from workflows.aws.items import JOURNAL_HORIZON, entry_item
+from workflows.aws.items import entry_item
 from workflows.aws.settings import RETENTION_DAYS
 from workflows.engine.model import EntryKind, JournalEntry
 
@@ -79,10 +88,17 @@ def test_a_sleeping_day_is_billed_line_by_line_with_its_storage_after_it_ends() 
     assert bought.lines["Scheduler invocations"] == price("scheduler.invocation").each
     assert bought.lines["DynamoDB storage"] > 0
     assert bought.total == pytest.approx(sum(bought.lines.values()))
-    # once ended: the instance item kept RetentionDays, each journal entry until its TTL
-    instance = run.meter.stored_bytes("I") / 1e9 * RETENTION_DAYS / DAYS_PER_MONTH
-    journal = run.meter.stored_bytes("J#") / 1e9 * JOURNAL_HORIZON / 86_400 / DAYS_PER_MONTH
+    # once ended: every item kept RetentionDays, then TTL removes the instance item and the
+    # reaper reads the partition and deletes each item the instance left, a delete per item
+    left = [key for key, item in run.meter.images.items() if item and key[1] != "I"]
+    assert run.meter.reap_calls == Counter({"dynamodb.Query": 1, "dynamodb.DeleteItem": len(left)})
+    assert run.meter.reap_write_units >= len(left)
+    stored = run.meter.stored_bytes() / 1e9 * RETENTION_DAYS / DAYS_PER_MONTH
     assert usage["retention USD"] == pytest.approx(
-        (instance + journal) * price("dynamodb.storage").each
+        stored * price("dynamodb.storage").each
+        + run.meter.reap_write_units * price("dynamodb.write_request_unit").each
+        + run.meter.reap_read_units * price("dynamodb.read_request_unit").each
+        + price("lambda.request").each / REAP_BATCH
+        + run.reap_seconds * SWEEP_GB * price("lambda.arm64_gb_second").each
     )
     assert usage["retention USD"] > 0

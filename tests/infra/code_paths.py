@@ -26,6 +26,7 @@ ADAPTER_SERVICES = {
     "aws/scheduler.py": "scheduler",
     "aws/recurring.py": "scheduler",
     "aws/slots.py": "dynamodb",
+    "aws/reaper.py": "dynamodb",
 }
 # The classes the runtime wires together, by the attribute (or accessor) code reaches them by.
 COMPONENTS = {
@@ -37,6 +38,7 @@ COMPONENTS = {
     "recurring": ("aws/recurring.py", "RecurringSchedules"),  # the sweep's reconciliation
     "slots": ("engine/slots.py", "SlotGate"),  # InstanceService.slots, Runner.slots
     "slot_items": ("aws/slots.py", "DynamoSlots"),  # SlotGate.slot_items (DynamoStore.slots)
+    "reaper": ("aws/reaper.py", "ExpiredInstanceReaper"),  # the sweep's stream records
 }
 # Operations authorized by other actions (Service Authorization Reference).
 AUTHORIZED_BY = {

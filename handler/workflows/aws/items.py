@@ -41,9 +41,11 @@ Retention: the instance item gets ``expires_at`` (the TTL attribute) when it fin
 event and chunk items are written once with ``expires_at`` = write time + JOURNAL_HORIZON, so
 expiry never costs a write per step. An instance alive longer than the horizon minus a year has
 its items' TTL pushed forward when it is next loaded (rare: only instances older than a year).
-Items of a finished instance are unreachable once its instance item expired, and are deleted
-by DynamoDB by their own TTL: a new instance with the same id starts at a journal generation of
-its own (``first_generation``, its creation time in milliseconds), so it never reads them.
+Items of a finished instance are unreachable once its instance item expired: a new instance
+with the same id starts at a journal generation of its own (``first_generation``, its creation
+time in milliseconds), so it never reads them. They are deleted then, by the reaper that the
+table's stream feeds with the instance items TTL removes (:mod:`workflows.aws.reaper`), and
+failing that by their own TTL.
 """
 
 from __future__ import annotations

@@ -9,7 +9,10 @@ harmless, so the sweep can be generous. (DynamoDB Streams would catch a lost fir
 sooner, at the cost of a stream and a function per table write; a periodic sweep also catches
 dead runners and lost timers, so it is the one mechanism.)
 
-It also reconciles the workflows' recurring schedules (``schedules = [...]``) with EventBridge
+It also deletes what an instance leaves behind once TTL removed its instance item (its journal,
+events and chunks, see :mod:`workflows.aws.reaper`), from the records of the table's stream
+that template.yaml's ExpiredInstances event lets through; and it reconciles the workflows'
+recurring schedules (``schedules = [...]``) with EventBridge
 Scheduler (see :mod:`workflows.aws.recurring`, which says why the sweep and not a
 CloudFormation custom resource): after a deploy, within one run. A failed Scheduler call is
 logged and retried by the next run; it never stops the recovery.
@@ -22,6 +25,7 @@ from typing import Any, cast
 
 from aws_lambda_powertools.metrics import MetricUnit
 
+from workflows.aws.reaper import ExpiredInstanceReaper, expired_instance
 from workflows.aws.recurring import RecurringSchedules
 from workflows.aws.runtime import AwsRuntime, get_runtime
 from workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
@@ -49,6 +53,8 @@ def make_handler(runtime: RuntimeSource, trigger_queue_arn: str | None = None) -
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         @metrics().log_metrics  # built on the first call: nothing at import time
         def run(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            if "Records" in event:  # the table's stream: instance items TTL removed
+                return reap_expired(runtime_of(runtime), event["Records"])
             # Every run uses the instance API: imported with this module, at init (Lambda
             # gives init its full CPU), though the runtime builds it on first use
             service: InstanceService = runtime_of(runtime).service
@@ -65,6 +71,30 @@ def make_handler(runtime: RuntimeSource, trigger_queue_arn: str | None = None) -
         return cast(dict[str, Any], run(event, context))
 
     return handler
+
+
+def reap_expired(runtime: AwsRuntime, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Delete what each expired instance left behind; the records not done are reported as
+    batch item failures (by sequence number), for the event source mapping to retry."""
+    reaper = ExpiredInstanceReaper(runtime.store.client, runtime.settings.table_name)
+    failures: list[dict[str, str]] = []
+    deleted = 0
+    for record in records:
+        expired = expired_instance(record)
+        if expired is None:
+            continue
+        try:
+            deleted += reaper.reap(*expired)
+        except Exception as exc:  # AWS said no: retried by the event source mapping
+            logger().warning(
+                "reaping an expired instance failed", extra={"pk": expired[0], "error": repr(exc)}
+            )
+            failures.append({"itemIdentifier": str(record["dynamodb"]["SequenceNumber"])})
+    if deleted:
+        metrics().add_metric(name="ExpiredItemsDeleted", unit=MetricUnit.Count, value=deleted)
+    if failures:
+        metrics().add_metric(name="ReapFailures", unit=MetricUnit.Count, value=len(failures))
+    return {"batchItemFailures": failures}
 
 
 def reconcile_schedules(
