@@ -28,9 +28,10 @@ meantime (an idempotency marker, a chunk of its instance item) is never touched;
 no ``expires_at`` never is either.
 
 **Failures.** A record the reaper could not finish (a throttled Query, a delete that failed
-after botocore's retries) is reported as a batch item failure and retried by the event source
-mapping; deleting again is harmless (an item already gone fails its condition). A record
-given up on costs only storage: its items still expire by their own TTL.
+after botocore's retries: a StorageError, as every adapter's AWS failure) is reported as a
+batch item failure and retried by the event source mapping; deleting again is harmless (an
+item already gone fails its condition). A record given up on costs only storage: its items
+still expire by their own TTL.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
+from .errors import error_code, translate
 from .items import INSTANCE_SK, JOURNAL_HORIZON, n
 
 __all__ = ["CLOCK_MARGIN", "REAPERS", "ExpiredInstanceReaper", "expired_instance"]
@@ -64,8 +66,18 @@ class ExpiredInstanceReaper:
 
     def reap(self, pk: str, expired_at: float) -> int:
         """Delete the items of partition ``pk`` written before ``expired_at`` (the removed
-        instance item's ``expires_at``); how many were deleted."""
-        cut = expired_at + JOURNAL_HORIZON - CLOCK_MARGIN
+        instance item's ``expires_at``); how many were deleted.
+
+        Raises:
+            StorageError: a Query or a delete failed (:func:`workflows.aws.errors.translate`);
+                the deletes that could be made were made.
+        """
+        try:
+            return self._reap(pk, expired_at + JOURNAL_HORIZON - CLOCK_MARGIN)
+        except (ClientError, BotoCoreError) as exc:
+            raise translate(exc, "DynamoDB", "reaping an expired instance") from exc
+
+    def _reap(self, pk: str, cut: float) -> int:
         doomed = [
             item["sk"]
             for item in self._partition(pk)
@@ -103,7 +115,7 @@ class ExpiredInstanceReaper:
                 ExpressionAttributeValues={":cut": n(cut)},
             )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if error_code(exc) == "ConditionalCheckFailedException":
                 return 0  # gone already, or written since by a new instance with this id
             raise
         return 1

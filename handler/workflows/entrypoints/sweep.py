@@ -28,6 +28,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from workflows.aws.reaper import ExpiredInstanceReaper, expired_instance
 from workflows.aws.recurring import RecurringSchedules
 from workflows.aws.runtime import AwsRuntime, get_runtime
+from workflows.engine.errors import InfrastructureError
 from workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
 from workflows.engine.service import InstanceService
 from workflows.observability import logger, metrics
@@ -85,7 +86,7 @@ def reap_expired(runtime: AwsRuntime, records: list[dict[str, Any]]) -> dict[str
             continue
         try:
             deleted += reaper.reap(*expired)
-        except Exception as exc:  # AWS said no: retried by the event source mapping
+        except InfrastructureError as exc:  # AWS said no: retried by the event source mapping
             logger().warning(
                 "reaping an expired instance failed", extra={"pk": expired[0], "error": repr(exc)}
             )
