@@ -50,10 +50,9 @@ class Census:
     """The statuses whose count is a lower bound (empty: every count is exact)."""
 
 
-def take_census(store: InstanceStore, workflow: str, limit: int | None = None) -> Census:
-    """Count ``workflow``'s instances, reading at most ``limit`` (default
-    :data:`CENSUS_LIMIT`) instances a walk."""
-    most = CENSUS_LIMIT if limit is None else limit
+def take_census(store: InstanceStore, workflow: str) -> Census:
+    """Count ``workflow``'s instances, reading at most :data:`CENSUS_LIMIT` instances a walk."""
+    most = CENSUS_LIMIT
     whole = _walk(store, workflow, None, most)
     if not whole.at_least:
         return whole
