@@ -51,12 +51,12 @@ bytecode:
 	$(RUNTIME_PY) -m compileall -q -j 0 --invalidation-mode unchecked-hash $(BUILD)
 
 demo: $(STAMP) compile
-	$(BIN)/python -m workflows.demo
+	$(BIN)/python -m lambda_workflows.demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check handler tests infra bench
-	$(BIN)/ruff format --check handler tests infra bench
-	$(BIN)/workflows lint handler/
+	$(BIN)/ruff check handler tests bench
+	$(BIN)/ruff format --check handler tests bench
+	$(BIN)/lambda-workflows lint handler/
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

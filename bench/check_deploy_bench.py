@@ -1,10 +1,10 @@
-"""Benchmark of ``workflows check-deploy``: the time per instance history it checks.
+"""Benchmark of ``lambda-workflows check-deploy``: the time per instance history it checks.
 
-Run with ``python -m bench.check_deploy_bench [N]``. It starts ``workflows dev`` in-process
+Run with ``python -m bench.check_deploy_bench [N]``. It starts ``lambda-workflows dev`` in-process
 and creates N instances (default 50) of a workflow of 100 steps that then waits for an event,
 so each is in flight with a history of 101 entries; setting them up is the slow part (the
 embedded AWS records each step in turn: 2 to 4 s an instance, so 1,000 would take an
-hour before anything is measured). Then it times ``workflows check-deploy`` against that
+hour before anything is measured). Then it times ``lambda-workflows check-deploy`` against that
 server, the code unchanged: listing, fetching each history over HTTP (8 at a time) and
 replaying it. The figure is the wall time divided by N; beside it, the replay alone (the
 local part of the work). On the dev server the fetch dominates: the embedded DynamoDB (moto)
@@ -21,14 +21,14 @@ import threading
 import time
 from typing import Any
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.cli import main as workflows_cli
-from workflows.cli.console import Console
-from workflows.local.runtime import LocalRuntime
-from workflows.local.server import make_server
-from workflows.registry import load_workflows
-from workflows.remote import HttpApi
-from workflows.testing import Replayer
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.cli import main as workflows_cli
+from lambda_workflows.cli.console import Console
+from lambda_workflows.local.runtime import LocalRuntime
+from lambda_workflows.local.server import make_server
+from lambda_workflows.registry import load_workflows
+from lambda_workflows.remote import HttpApi
+from lambda_workflows.testing import Replayer
 
 STEPS = 100
 DEFAULT_INSTANCES = 50
@@ -60,7 +60,7 @@ def _all_waiting(api: HttpApi, count: int) -> None:
 
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_INSTANCES
-    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")  # a line per instance otherwise
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ["WORKFLOWS"] = SPEC  # the local code check-deploy replays with: the same
@@ -88,7 +88,7 @@ def main() -> None:
     rows = len(out.getvalue().splitlines()) - 1
     assert code == 0 and rows == count, (code, rows, err.getvalue()[-500:])
     print(
-        f"check-deploy: {count} instances of {STEPS} steps on workflows dev: {took:.2f} s, "
+        f"check-deploy: {count} instances of {STEPS} steps on lambda-workflows dev: {took:.2f} s, "
         f"{took / count * 1000:.1f} ms per instance history, of which replay "
         f"{_replay_seconds(history) * 1000:.1f} ms (set-up {setup:.0f} s)"
     )

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.prices import price
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.items import INSTANCE_SK
-from workflows.aws.reaper import ExpiredInstanceReaper
-from workflows.aws.runtime import LAMBDA_RUNNER
-from workflows.aws.settings import RETENTION_DAYS
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws.items import INSTANCE_SK
+from lambda_workflows.aws.reaper import ExpiredInstanceReaper
+from lambda_workflows.aws.runtime import LAMBDA_RUNNER
+from lambda_workflows.aws.settings import RETENTION_DAYS
+from lambda_workflows.testing import WorkflowTestEnv
 
 LATENCY = 0.005  # seconds slept before every AWS call: about one DynamoDB request from Lambda
 RUNNER_GB = 0.5  # template.yaml: RunnerFunction MemorySize 512
@@ -290,7 +290,7 @@ def measure(workflow: type[WorkflowEntrypoint], instance_id: str) -> Run:
         meter.counting = False
         assert env.get("w", instance_id).status().status == "complete"
         # RetentionDays later TTL removes the instance item, and SweepFunction's reaper deletes
-        # what the instance left (workflows.aws.reaper)
+        # what the instance left (lambda_workflows.aws.reaper)
         key = {"pk": {"S": f"I#w#{instance_id}"}, "sk": {"S": INSTANCE_SK}}
         table = aws.settings.table_name
         expired = meter.peek.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]

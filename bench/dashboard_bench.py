@@ -1,6 +1,7 @@
 """Benchmark of the dashboard: the instance page of a 1,000-step instance, in headless Chromium.
 
-Run with ``python -m bench.dashboard_bench``. It starts ``workflows dev`` in-process, runs one
+Run with ``python -m bench.dashboard_bench``. It starts ``lambda-workflows dev`` in-process, runs
+one
 instance of 1,000 steps (the slow part: the embedded AWS records each step in turn), then
 loads its page 5 times and reads the browser's own clock (Performance API): when the page's
 modules had loaded, when the API's answer arrived, and when the full timeline had been drawn
@@ -26,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for `pyt
 from tests.browser.browser import MISSING, Browser, chromium_paths
 from tests.browser.workflows import MANY_STEPS, ManyStepsWorkflow
 
-from workflows.local.runtime import LocalRuntime
-from workflows.local.server import make_server
+from lambda_workflows.local.runtime import LocalRuntime
+from lambda_workflows.local.server import make_server
 
 LOADS = 5
 TARGET_SECONDS = 1.0
@@ -70,7 +71,7 @@ def main() -> None:
     if paths is None:
         print(f"dashboard: skipped — {MISSING}")
         return
-    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
     runtime = LocalRuntime({"many-steps": ManyStepsWorkflow}, out=lambda line: None)
     server = make_server(runtime, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()

@@ -12,9 +12,9 @@ import time
 from collections import Counter
 from typing import Any
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.runtime import LAMBDA_RUNNER
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws.runtime import LAMBDA_RUNNER
+from lambda_workflows.testing import WorkflowTestEnv
 
 
 class Sequential(WorkflowEntrypoint):

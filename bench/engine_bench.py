@@ -12,12 +12,12 @@ import asyncio
 import time
 from typing import Any
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.clock import SystemClock
-from workflows.engine.journal import Journal
-from workflows.engine.model import InstanceRef
-from workflows.engine.replay import Completed, Replay
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.clock import SystemClock
+from lambda_workflows.engine.journal import Journal
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.engine.replay import Completed, Replay
+from lambda_workflows.testing import WorkflowTestEnv
 
 
 def sequential(n: int, sync: bool) -> type[WorkflowEntrypoint]:

@@ -40,19 +40,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflows.aws.dynamodb import DynamoStore
-from workflows.aws.shards import INDEX_SHARDS
-from workflows.engine import recovery
-from workflows.engine.model import (
+from lambda_workflows.aws.dynamodb import DynamoStore
+from lambda_workflows.aws.shards import INDEX_SHARDS
+from lambda_workflows.engine import recovery
+from lambda_workflows.engine.model import (
     EntryKind,
     InstanceRecord,
     InstanceRef,
     InstanceStatus,
     JournalEntry,
 )
-from workflows.engine.recovery import DUE_SHARDS, QUEUE_GRACE
-from workflows.engine.transitions import Finish, Wait
-from workflows.testing import VirtualClock
+from lambda_workflows.engine.recovery import DUE_SHARDS, QUEUE_GRACE
+from lambda_workflows.engine.transitions import Finish, Wait
+from lambda_workflows.testing import VirtualClock
 
 TARGET = 10_000  # instance transitions per virtual second, in one workflow
 LIMIT = 1_000  # writes per second one partition takes
@@ -237,7 +237,7 @@ class HeatModel:
     def __init__(self) -> None:
         from tests.simulation import fastmoto
 
-        from workflows.local.embedded import EmbeddedAws
+        from lambda_workflows.local.embedded import EmbeddedAws
 
         fastmoto.install()  # moto, several times cheaper per call, same answers
         self.clock = VirtualClock(1_767_225_600.0)  # a whole second: cohorts fill buckets

@@ -34,10 +34,10 @@ import tempfile
 from pathlib import Path
 
 HANDLERS = (
-    "workflows.entrypoints.runner",
-    "workflows.entrypoints.api",
-    "workflows.entrypoints.trigger",
-    "workflows.entrypoints.sweep",
+    "lambda_workflows.entrypoints.runner",
+    "lambda_workflows.entrypoints.api",
+    "lambda_workflows.entrypoints.trigger",
+    "lambda_workflows.entrypoints.sweep",
 )
 BASELINE = "boto3"
 TARGET = 1.5
@@ -103,15 +103,18 @@ def main() -> None:
 
 
 def env_importing(copy: Path) -> dict[str, str]:
-    """An environment whose ``import workflows`` loads a copy of ``handler/`` made in ``copy``
+    """An environment whose ``import lambda_workflows`` loads a copy of ``handler/`` made in
+    ``copy``
     (without its ``__pycache__``), and that writes no bytecode."""
     handler = Path(__file__).resolve().parents[1] / "handler"
     shutil.copytree(handler, copy, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTHONPYCACHEPREFIX", None)
-    probe = "import workflows; print(workflows.__file__)"
+    probe = "import lambda_workflows; print(lambda_workflows.__file__)"
     found = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
-    assert found.stdout.startswith(str(copy)), f"workflows not imported from the copy: {found}"
+    assert found.stdout.startswith(str(copy)), (
+        f"lambda_workflows not imported from the copy: {found}"
+    )
     return env
 
 

@@ -25,9 +25,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.runtime import LAMBDA_RUNNER
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws.runtime import LAMBDA_RUNNER
+from lambda_workflows.testing import WorkflowTestEnv
 
 LATENCY = 0.005  # seconds per AWS call, about one DynamoDB write from Lambda
 TARGET_GATHER_100 = 15  # latencies of wall time for a gather of 100 trivial steps

@@ -1,4 +1,4 @@
-"""Benchmark of ``workflows lint``: 1,000 generated workflow files, ~60 lines each.
+"""Benchmark of ``lambda-workflows lint``: 1,000 generated workflow files, ~60 lines each.
 
 Run with ``python -m bench.lint_bench`` (or ``python bench/lint_bench.py``). The files mix
 good and bad patterns (steps, gathers, races, KV and HTTP calls, loops) so that every check
@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "handler"))
 
-from workflows.lint import lint_paths
-from workflows.lint.parallel import default_jobs
+from lambda_workflows.lint import lint_paths
+from lambda_workflows.lint.parallel import default_jobs
 
 FILES = 1_000
 TARGET_SECONDS = 2.0
@@ -30,7 +30,7 @@ import time
 import boto3
 import requests
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 
 TABLE = boto3.resource("dynamodb").Table("orders-{n}")
 

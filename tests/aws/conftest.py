@@ -7,12 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from workflows.aws.dynamodb import DynamoStore
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.aws.dynamodb import DynamoStore
+from lambda_workflows.testing import WorkflowTestEnv
 
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
-os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "workflows")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "lambda-workflows")
 
 SHARDS = 4  # K > 1, small enough that every shard holds several instances
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from bench.heat_bench import INDEXES, LIMIT, TABLE, TARGET, TRANSITIONS, Heat, HeatModel
 
-from workflows.aws.shards import INDEX_SHARDS
+from lambda_workflows.aws.shards import INDEX_SHARDS
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """What an instance leaves behind is deleted once TTL removed its instance item
-(workflows.aws.reaper, fed by SweepFunction's ExpiredInstances stream event), and nothing else.
+(lambda_workflows.aws.reaper, fed by SweepFunction's ExpiredInstances stream event), and nothing
+else.
 
 moto never expires an item by TTL and does not serve the table's stream, so a test expires the
 instance item as TTL does (reads its last image, then deletes it) and hands SweepFunction the
@@ -17,12 +18,12 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws.items import JOURNAL_HORIZON
+from lambda_workflows.aws.reaper import CLOCK_MARGIN
+from lambda_workflows.local.aws import LambdaContext
+from lambda_workflows.testing import WorkflowTestEnv
 from tests.infra.test_least_privilege import granted
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.items import JOURNAL_HORIZON
-from workflows.aws.reaper import CLOCK_MARGIN
-from workflows.local.aws import LambdaContext
-from workflows.testing import WorkflowTestEnv
 
 os.environ.setdefault("WORKFLOWS", "")
 
@@ -87,7 +88,7 @@ def expire(env: WorkflowTestEnv, instance_id: str, sequence: str = "100") -> dic
 
 def sweep(env: WorkflowTestEnv, *records: dict[str, Any]) -> dict[str, Any]:
     """SweepFunction's handler, on this stack, given the stream's records."""
-    from workflows.entrypoints.sweep import make_handler
+    from lambda_workflows.entrypoints.sweep import make_handler
 
     handler = make_handler(env.aws.runtime)
     return handler({"Records": list(records)}, LambdaContext("SweepFunction"))

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from lambda_workflows.aws.cursors import MAX_CURSOR
+from lambda_workflows.testing import WorkflowTestEnv
 from tests.functional.api.conftest import WORKFLOWS, Api
-from workflows.aws.cursors import MAX_CURSOR
-from workflows.testing import WorkflowTestEnv
 
 from .conftest import SHARDS
 

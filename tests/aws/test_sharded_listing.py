@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from workflows.aws.cursors import MAX_CURSOR
-from workflows.aws.dynamodb import DynamoStore
-from workflows.aws.items import created_sort_key
-from workflows.aws.shards import index_shard
-from workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
-from workflows.engine.recovery import QUEUE_GRACE
-from workflows.engine.service import InstanceService
-from workflows.engine.transitions import Finish
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.aws.cursors import MAX_CURSOR
+from lambda_workflows.aws.dynamodb import DynamoStore
+from lambda_workflows.aws.items import created_sort_key
+from lambda_workflows.aws.shards import index_shard
+from lambda_workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
+from lambda_workflows.engine.recovery import QUEUE_GRACE
+from lambda_workflows.engine.service import InstanceService
+from lambda_workflows.engine.transitions import Finish
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .conftest import SHARDS
 

@@ -50,7 +50,7 @@ MISSING = (
 
 @dataclass
 class Browser:
-    """One headless Chromium window on the dashboard of a running ``workflows dev``."""
+    """One headless Chromium window on the dashboard of a running ``lambda-workflows dev``."""
 
     driver: webdriver.Chrome
     base_url: str

@@ -1,4 +1,4 @@
-"""The browser tests' fixtures: one `workflows dev` (in-process, port 0) with the bundled
+"""The browser tests' fixtures: one `lambda-workflows dev` (in-process, port 0) with the bundled
 examples and this folder's workflows, one headless Chromium, and a console check after each
 test."""
 
@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
 
-from examples import EXAMPLES
-from examples._fakes import example_env
+from lambda_workflows.examples import EXAMPLES
+from lambda_workflows.examples._fakes import example_env
+from lambda_workflows.local.runtime import LocalRuntime
+from lambda_workflows.registry import load_workflows
 from tests.local.devserver import call, serving
-from workflows.local.runtime import LocalRuntime
-from workflows.registry import load_workflows
 
 from .browser import MISSING, Browser, chromium_paths, in_ci
 from .workflows import BROWSER_WORKFLOWS
@@ -26,7 +26,7 @@ from .workflows import BROWSER_WORKFLOWS
 
 @dataclass
 class DevApi:
-    """The running `workflows dev`: its URL, and its API called from the test."""
+    """The running `lambda-workflows dev`: its URL, and its API called from the test."""
 
     url: str
 

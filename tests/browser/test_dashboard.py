@@ -1,5 +1,5 @@
 """The dashboard in a real browser (headless Chromium, see :mod:`.browser` for the driver):
-each page against a running `workflows dev`, the controls end to end, 1,000 steps drawn, and
+each page against a running `lambda-workflows dev`, the controls end to end, 1,000 steps drawn, and
 no console error anywhere (the ``browser`` fixture checks after every test). Screenshots of
 every page land in test-artifacts/ (issue 16)."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from selenium.webdriver.common.keys import Keys
 
-from workflows.engine import census
+from lambda_workflows.engine import census
 
 from .browser import PHONE, Browser
 from .conftest import DevApi

@@ -1,4 +1,5 @@
-"""`workflows dev` serves the dashboard at / and its files under /dashboard/, and nothing else:
+"""`lambda-workflows dev` serves the dashboard at / and its files under /dashboard/, and nothing
+else:
 the API keeps every other path (issue 16)."""
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def test_a_registered_workflows_diagram_is_served_as_json(dev: DevHttp) -> None:
     assert reply.headers["content-type"] == "application/json"
     diagram = reply.json()
     assert (diagram["workflow"], diagram["class_name"]) == ("subscription", "SubscriptionWorkflow")
-    assert diagram["module"] == "examples.showcase" and diagram["steps"] == 3
+    assert diagram["module"] == "lambda_workflows.examples.showcase" and diagram["steps"] == 3
     steps = [(node["method"], node["label"]) for node in diagram["nodes"]]
     assert steps == [("do", "charge {customer}"), ("sleep", "cool down"),
                      ("wait_for_event", "approval")]  # fmt: skip

@@ -1,5 +1,6 @@
-"""The dashboard opened through `workflows ui` (in-process, forwarding to the module's
-`workflows dev`): the pages come from the ui, every API call goes through it, and a control sent
+"""The dashboard opened through `lambda-workflows ui` (in-process, forwarding to the module's
+`lambda-workflows dev`): the pages come from the ui, every API call goes through it, and a control
+sent
 from the real browser passes its same-origin check (issue 16)."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from workflows.dashboard.ui_server import UiServer, make_ui_server, serve_in_background
-from workflows.remote import HttpApi
+from lambda_workflows.dashboard.ui_server import UiServer, make_ui_server, serve_in_background
+from lambda_workflows.remote import HttpApi
 
 from .browser import Browser
 from .conftest import DevApi
@@ -19,7 +20,7 @@ from .test_dashboard import ROWS, row_cells
 
 @dataclass
 class RunningUi:
-    """`workflows ui` serving on a thread, and the lines it printed (one per request)."""
+    """`lambda-workflows ui` serving on a thread, and the lines it printed (one per request)."""
 
     server: UiServer
     lines: list[str]
@@ -93,6 +94,8 @@ def test_a_diagram_without_the_workflows_source_here_says_how_to_get_it(browser:
     browser.open("#/workflows/gate/diagram")
 
     # THEN the page shows the ui's answer, which says what to set, and draws nothing
-    browser.wait_text(".problem .api-error", "start workflows ui with WORKFLOWS=name=module:Class")
+    browser.wait_text(
+        ".problem .api-error", "start lambda-workflows ui with WORKFLOWS=name=module:Class"
+    )
     assert browser.text(".problem .problem-code") == "404 unknown_workflow"
     assert not browser.all("svg.diagram")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from workflows import (
+from lambda_workflows import (
     NonRetryableError,
     StepFailedError,
     WorkflowEntrypoint,

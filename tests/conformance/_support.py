@@ -2,7 +2,8 @@
 
 Two ways to kill an invocation (``Crash``, a Lambda dying) or fail an attempt at a chosen point:
 
-* :func:`inject` wraps one method of a fake service from ``examples._fakes`` (the values the
+* :func:`inject` wraps one method of a fake service from ``lambda_workflows.examples._fakes`` (the
+values the
   examples read as ``self.env.X``): the call does its work (``commit=True``, e.g. the payment
   processor commits the charge) and *then* raises, or raises before doing anything.
 * :func:`crash_after` builds a test-local subclass of an example workflow whose ``run()`` gets
@@ -20,8 +21,8 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
-from workflows import WorkflowEntrypoint, WorkflowEvent
-from workflows.testing import Crash, WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent
+from lambda_workflows.testing import Crash, WorkflowTestEnv
 
 T = TypeVar("T")
 

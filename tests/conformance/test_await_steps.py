@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from examples._fakes import IssueTracker, example_env
-from examples.await_steps import AwaitStepsWorkflow, BadAwaitStepsWorkflow
-from workflows import WorkflowEntrypoint
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.examples._fakes import IssueTracker, example_env
+from lambda_workflows.examples.await_steps import AwaitStepsWorkflow, BadAwaitStepsWorkflow
+from lambda_workflows.testing import WorkflowTestEnv
 
 from ._support import crash_after, inject, run_one, step_rows
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import pytest
 
-from examples._fakes import example_env
-from examples.batch_create import INSTANCES, bad_create_all, create_all
-from examples.deterministic_side_effects import AnotherWorkflow
-from workflows import InstanceAlreadyExists
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import InstanceAlreadyExists
+from lambda_workflows.examples._fakes import example_env
+from lambda_workflows.examples.batch_create import INSTANCES, bad_create_all, create_all
+from lambda_workflows.examples.deterministic_side_effects import AnotherWorkflow
+from lambda_workflows.testing import WorkflowTestEnv
 
 from ._support import instances_of
 

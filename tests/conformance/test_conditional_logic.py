@@ -16,11 +16,14 @@ from typing import Any
 
 import pytest
 
-import examples.conditional_logic as module
-from examples._fakes import example_env
-from examples.conditional_logic import BadConditionalLogicWorkflow, ConditionalLogicWorkflow
-from workflows import WorkflowEvent, WorkflowStep
-from workflows.testing import WorkflowTestEnv
+import lambda_workflows.examples.conditional_logic as module
+from lambda_workflows import WorkflowEvent, WorkflowStep
+from lambda_workflows.examples._fakes import example_env
+from lambda_workflows.examples.conditional_logic import (
+    BadConditionalLogicWorkflow,
+    ConditionalLogicWorkflow,
+)
+from lambda_workflows.testing import WorkflowTestEnv
 
 from ._support import FakeRandom, crash_after, step_rows
 

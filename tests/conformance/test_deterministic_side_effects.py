@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
-import examples.deterministic_side_effects as module
-from examples._fakes import create_db_connection, example_env
-from examples.deterministic_side_effects import (
+import lambda_workflows.examples.deterministic_side_effects as module
+from lambda_workflows import WorkflowEvent, WorkflowStep
+from lambda_workflows.examples._fakes import create_db_connection, example_env
+from lambda_workflows.examples.deterministic_side_effects import (
     AnotherWorkflow,
     BadDeterministicSideEffectsWorkflow,
     DeterministicSideEffectsWorkflow,
 )
-from workflows import WorkflowEvent, WorkflowStep
-from workflows.testing import Crash, WorkflowTestEnv
+from lambda_workflows.testing import Crash, WorkflowTestEnv
 
 from ._support import FakeRandom, crash_after, instances_of, step_rows
 

@@ -17,14 +17,14 @@ from typing import Any, ClassVar
 
 import pytest
 
-import examples.deterministic_step_names as module
-from examples._fakes import DEFAULT_KV, example_env
-from examples.deterministic_step_names import (
+import lambda_workflows.examples.deterministic_step_names as module
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.examples._fakes import DEFAULT_KV, example_env
+from lambda_workflows.examples.deterministic_step_names import (
     BadDeterministicStepNamesWorkflow,
     DeterministicStepNamesWorkflow,
 )
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.testing import Crash, WorkflowTestEnv
+from lambda_workflows.testing import Crash, WorkflowTestEnv
 
 from ._support import TickingTime, crash_after, inject, run_one, step_rows
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from examples._fakes import DEFAULT_KV, example_env
-from examples.dont_mutate_event import BadDontMutateEventWorkflow, DontMutateEventWorkflow
-from workflows import WorkflowEntrypoint
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.examples._fakes import DEFAULT_KV, example_env
+from lambda_workflows.examples.dont_mutate_event import (
+    BadDontMutateEventWorkflow,
+    DontMutateEventWorkflow,
+)
+from lambda_workflows.testing import WorkflowTestEnv
 
 from ._support import crash_after, run_one, step_rows
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from examples._fakes import DEFAULT_KV, HttpCat, example_env
-from examples.granular_steps import BadGranularStepsWorkflow, GranularStepsWorkflow
-from workflows import WorkflowEntrypoint
-from workflows.testing import Crash, WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.examples._fakes import DEFAULT_KV, HttpCat, example_env
+from lambda_workflows.examples.granular_steps import BadGranularStepsWorkflow, GranularStepsWorkflow
+from lambda_workflows.testing import Crash, WorkflowTestEnv
 
 from ._support import inject, run_one, step_rows
 

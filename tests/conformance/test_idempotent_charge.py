@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from examples._fakes import example_env
-from examples.idempotent_charge import IdempotentChargeWorkflow
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.testing import Crash, WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.examples._fakes import example_env
+from lambda_workflows.examples.idempotent_charge import IdempotentChargeWorkflow
+from lambda_workflows.testing import Crash, WorkflowTestEnv
 
 from ._support import crash_after, inject, run_one, step_rows
 

@@ -13,16 +13,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from examples._fakes import DatasetApi, example_env
-from examples.large_results import (
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.engine.codec import MAX_VALUE_BYTES
+from lambda_workflows.examples._fakes import DatasetApi, example_env
+from lambda_workflows.examples.large_results import (
     DATASET_URL,
     BadLargeResultsWorkflow,
     LargeResultsWorkflow,
     process_data,
 )
-from workflows import WorkflowEntrypoint
-from workflows.engine.codec import MAX_VALUE_BYTES
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.testing import WorkflowTestEnv
 
 from ._support import crash_after, inject, run_one, step_rows
 

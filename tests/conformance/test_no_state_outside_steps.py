@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from examples._fakes import DEFAULT_KV, HttpCat, example_env
-from examples.no_state_outside_steps import (
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.examples._fakes import DEFAULT_KV, HttpCat, example_env
+from lambda_workflows.examples.no_state_outside_steps import (
     BadNoStateOutsideStepsWorkflow,
     NoStateOutsideStepsWorkflow,
 )
-from workflows import WorkflowEntrypoint
-from workflows.testing import Crash, WorkflowTestEnv
+from lambda_workflows.testing import Crash, WorkflowTestEnv
 
 from ._support import inject, step_rows
 

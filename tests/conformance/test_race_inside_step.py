@@ -20,11 +20,14 @@ from typing import Any, ClassVar, TypeVar
 
 import pytest
 
-import examples.race_inside_step as module
-from examples._fakes import example_env
-from examples.race_inside_step import BadRaceInsideStepWorkflow, RaceInsideStepWorkflow
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.testing import WorkflowTestEnv
+import lambda_workflows.examples.race_inside_step as module
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.examples._fakes import example_env
+from lambda_workflows.examples.race_inside_step import (
+    BadRaceInsideStepWorkflow,
+    RaceInsideStepWorkflow,
+)
+from lambda_workflows.testing import WorkflowTestEnv
 
 from ._support import crash_after, step_rows
 

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import pytest
 
-from examples._fakes import InMemoryKV, example_env
-from examples.dont_mutate_event import DontMutateEventWorkflow
-from examples.unique_instance_ids import SignupRequest, bad_start_for_user, start_for_user
-from workflows import InstanceAlreadyExists
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import InstanceAlreadyExists
+from lambda_workflows.examples._fakes import InMemoryKV, example_env
+from lambda_workflows.examples.dont_mutate_event import DontMutateEventWorkflow
+from lambda_workflows.examples.unique_instance_ids import (
+    SignupRequest,
+    bad_start_for_user,
+    start_for_user,
+)
+from lambda_workflows.testing import WorkflowTestEnv
 
 from ._support import instances_of
 

@@ -7,12 +7,12 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 
-from workflows import WorkflowEntrypoint
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.testing import WorkflowTestEnv
 
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
-os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "workflows")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "lambda-workflows")
 
 
 @pytest.fixture

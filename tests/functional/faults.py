@@ -37,7 +37,7 @@ class Faults:
     clients: list[Any]
     armed: list[_Armed] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
-    # journal writes go out from several threads at once (see workflows.aws.journal_writes)
+    # journal writes go out from several threads at once (see lambda_workflows.aws.journal_writes)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.children import child_id
-from workflows.engine.model import InstanceRef
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.children import child_id
+from lambda_workflows.engine.model import InstanceRef
 
 from .faults import Faults
 from .test_costs import count_calls

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from workflows import InstanceAlreadyExists, InstanceNotFound, InvalidTransition
-from workflows.aws.runtime import set_runtime
-from workflows.client import Workflow
+from lambda_workflows import InstanceAlreadyExists, InstanceNotFound, InvalidTransition
+from lambda_workflows.aws.runtime import set_runtime
+from lambda_workflows.client import Workflow
 
 from .workflows_under_test import Lifecycle
 

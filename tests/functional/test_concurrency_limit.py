@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.sqs import parse_work_message
-from workflows.engine.advance import Runner
-from workflows.engine.errors import InvalidWorkflowError
-from workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
-from workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
-from workflows.engine.slots import line_key
-from workflows.testing import Crash, WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws.sqs import parse_work_message
+from lambda_workflows.engine.advance import Runner
+from lambda_workflows.engine.errors import InvalidWorkflowError
+from lambda_workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
+from lambda_workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
+from lambda_workflows.engine.slots import line_key
+from lambda_workflows.testing import Crash, WorkflowTestEnv
 
 from .faults import Faults
 from .test_costs import count_calls

@@ -19,9 +19,9 @@ from bench.cost_bench import (
 )
 from bench.prices import PRICES, price
 
-from workflows.aws.items import entry_item
-from workflows.aws.settings import RETENTION_DAYS
-from workflows.engine.model import EntryKind, JournalEntry
+from lambda_workflows.aws.items import entry_item
+from lambda_workflows.aws.settings import RETENTION_DAYS
+from lambda_workflows.engine.model import EntryKind, JournalEntry
 
 
 def journal_item(result: object) -> dict[str, object]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from workflows.aws.runtime import LAMBDA_RUNNER
+from lambda_workflows.aws.runtime import LAMBDA_RUNNER
 
 from .workflows_under_test import Sequential
 

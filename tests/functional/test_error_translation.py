@@ -12,10 +12,10 @@ import pytest
 from botocore.exceptions import ClientError, ConnectionClosedError
 from botocore.stub import Stubber
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.errors import translate
-from workflows.aws.settings import AwsSettings
-from workflows.engine.errors import (
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws.errors import translate
+from lambda_workflows.aws.settings import AwsSettings
+from lambda_workflows.engine.errors import (
     ConfigurationError,
     InfrastructureError,
     InvalidInput,
@@ -23,7 +23,7 @@ from workflows.engine.errors import (
     SuspendReason,
     WorkflowError,
 )
-from workflows.engine.model import InstanceRef
+from lambda_workflows.engine.model import InstanceRef
 
 from .faults import Faults
 

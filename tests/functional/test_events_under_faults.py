@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.dynamodb import DynamoStore
-from workflows.engine.errors import StorageError
-from workflows.engine.model import InstanceRef
-from workflows.engine.recovery import SWEEP_MARGIN
-from workflows.engine.service import InstanceService
-from workflows.entrypoints import sweep
-from workflows.testing import VirtualClock, WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws.dynamodb import DynamoStore
+from lambda_workflows.engine.errors import StorageError
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.engine.recovery import SWEEP_MARGIN
+from lambda_workflows.engine.service import InstanceService
+from lambda_workflows.entrypoints import sweep
+from lambda_workflows.testing import VirtualClock, WorkflowTestEnv
 
 from .faults import Faults
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.items import INSTANCE_SK, instance_pk
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws.items import INSTANCE_SK, instance_pk
 
 CHARGES: list[Any] = []
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.model import EntryKind, InstanceRef
-from workflows.engine.recovery import DUE_SHARDS, SWEEP_MARGIN
-from workflows.entrypoints import sweep
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.model import EntryKind, InstanceRef
+from lambda_workflows.engine.recovery import DUE_SHARDS, SWEEP_MARGIN
+from lambda_workflows.entrypoints import sweep
 
 from .faults import Faults
 from .workflows_under_test import ThreeSteps, calls, count

@@ -6,8 +6,8 @@ import random
 import string
 from typing import Any
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws import items
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws import items
 
 # Incompressible text just under the 1 MiB limit (once JSON-encoded with its quotes).
 rng = random.Random(7)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from workflows.engine.model import InstanceRef
+from lambda_workflows.engine.model import InstanceRef
 
 from .workflows_under_test import Lifecycle
 

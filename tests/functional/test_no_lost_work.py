@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.model import EntryKind, InstanceRef
-from workflows.entrypoints import sweep
-from workflows.testing import Crash
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.model import EntryKind, InstanceRef
+from lambda_workflows.entrypoints import sweep
+from lambda_workflows.testing import Crash
 
 from .workflows_under_test import ThreeSteps, calls, count
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 
 
 class FlakyOnce(WorkflowEntrypoint):
@@ -65,8 +65,8 @@ def test_runner_log_lines_carry_workflow_instance_step_and_attempt(
 IMPORT_EVERYTHING = """
 import importlib, os, pkgutil
 before = dict(os.environ)
-import examples, workflows
-for package in (workflows, examples):
+import lambda_workflows
+for package in (lambda_workflows,):
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         if not module.name.endswith("__main__"):
             importlib.import_module(module.name)

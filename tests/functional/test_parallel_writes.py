@@ -1,5 +1,5 @@
 """Steps that finish together record together: the journal writes of a gather are in flight at
-once (see workflows.aws.journal_writes), and each is still the conditional put of the
+once (see lambda_workflows.aws.journal_writes), and each is still the conditional put of the
 exactly-once rule. Concurrency is proved by counts, never by timings: a hook holds every
 journal write until K of them are in flight."""
 
@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.dynamodb import DynamoStore
-from workflows.engine import codec
-from workflows.engine.journal import step_key
-from workflows.engine.model import EntryKind, InstanceRef, JournalEntry
-from workflows.testing import Crash
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws.dynamodb import DynamoStore
+from lambda_workflows.engine import codec
+from lambda_workflows.engine.journal import step_key
+from lambda_workflows.engine.model import EntryKind, InstanceRef, JournalEntry
+from lambda_workflows.testing import Crash
 
 from .faults import Faults
 from .test_faults import journal_put_of

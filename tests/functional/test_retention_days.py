@@ -6,9 +6,9 @@ import asyncio
 import dataclasses
 from typing import Any, ClassVar
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.runtime import build_runtime
-from workflows.engine.model import InstanceRef
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws.runtime import build_runtime
+from lambda_workflows.engine.model import InstanceRef
 
 DAY = 86_400.0
 

@@ -1,4 +1,4 @@
-"""The rollback transitions of the instance state machine (workflows.engine.transitions):
+"""The rollback transitions of the instance state machine (lambda_workflows.engine.transitions):
 StartRollback, EndRollback and TerminateWithRollback, legal and illegal, on both stores, and
 the instance's rollback persisted as written."""
 
@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.engine.errors import InvalidTransition
-from workflows.engine.model import (
+from lambda_workflows.engine.errors import InvalidTransition
+from lambda_workflows.engine.model import (
     ErrorInfo,
     FailedStep,
     InstanceStatus,
     RollbackInfo,
     RollbackStatus,
 )
-from workflows.engine.transitions import EndRollback, StartRollback, TerminateWithRollback
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.engine.transitions import EndRollback, StartRollback, TerminateWithRollback
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .test_transitions import ALL, FINISHED, RETENTION, S, env, in_status, now
 from .test_transitions import runner_writes as write

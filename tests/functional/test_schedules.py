@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint
-from workflows.aws.recurring import RECURRING_PREFIX
-from workflows.entrypoints import sweep
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.aws.recurring import RECURRING_PREFIX
+from lambda_workflows.entrypoints import sweep
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .faults import Faults
 

@@ -1,4 +1,4 @@
-"""The instance state machine (workflows.engine.transitions), one test per transition, legal
+"""The instance state machine (lambda_workflows.engine.transitions), one test per transition, legal
 and illegal, on both stores: the in-memory one and DynamoDB on moto."""
 
 from __future__ import annotations
@@ -8,11 +8,17 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.errors import InstanceAlreadyExists, InvalidTransition
-from workflows.engine.model import ErrorInfo, EventRecord, InstanceRef, InstanceStatus, event_id
-from workflows.engine.transitions import Finish, Pause, Settle, Transition, Wait, Yield
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.errors import InstanceAlreadyExists, InvalidTransition
+from lambda_workflows.engine.model import (
+    ErrorInfo,
+    EventRecord,
+    InstanceRef,
+    InstanceStatus,
+    event_id,
+)
+from lambda_workflows.engine.transitions import Finish, Pause, Settle, Transition, Wait, Yield
+from lambda_workflows.testing import WorkflowTestEnv
 
 S = InstanceStatus
 HOUR = 3600.0

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.aws.runtime import LAMBDA_RUNNER
-from workflows.cli.instances import usage_line
-from workflows.engine.model import InstanceStatusView, InstanceUsage
-from workflows.entrypoints.api import app
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.aws.runtime import LAMBDA_RUNNER
+from lambda_workflows.cli.instances import usage_line
+from lambda_workflows.engine.model import InstanceStatusView, InstanceUsage
+from lambda_workflows.entrypoints.api import app
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .api.conftest import Api
 from .test_costs import count_calls

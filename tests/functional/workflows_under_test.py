@@ -6,7 +6,7 @@ import threading
 from collections import Counter
 from typing import Any
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 
 calls: Counter[str] = Counter()
 _lock = threading.Lock()

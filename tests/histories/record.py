@@ -2,9 +2,10 @@
 
     PYTHONPATH=handler .venv/bin/python tests/histories/record.py
 
-Each ``<workflow>--<id>.json`` is what ``workflows instances export <workflow> <id>`` writes
+Each ``<workflow>--<id>.json`` is what ``lambda-workflows instances export <workflow> <id>`` writes
 for that instance, recorded by the engine (never edited by hand). tests/histories/test_replay
-replays them against handler/examples: a change to an example that would break an instance
+replays them against handler/lambda_workflows/examples: a change to an example that would break an
+instance
 in flight makes that test fail. Run this again after a deliberate, versioned change.
 """
 
@@ -13,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from examples import GOOD_WORKFLOWS
-from examples._fakes import example_env
-from examples.showcase import SHOWCASE_WORKFLOWS
-from workflows.engine.history import dumps, history_of
-from workflows.testing import TestInstance, WorkflowTestEnv
+from lambda_workflows.engine.history import dumps, history_of
+from lambda_workflows.examples import GOOD_WORKFLOWS
+from lambda_workflows.examples._fakes import example_env
+from lambda_workflows.examples.showcase import SHOWCASE_WORKFLOWS
+from lambda_workflows.testing import TestInstance, WorkflowTestEnv
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent  # tracebacks name the examples' files relative to the checkout

@@ -1,4 +1,5 @@
-"""The recorded histories replay clean against handler/examples; a changed class diverges.
+"""The recorded histories replay clean against handler/lambda_workflows/examples; a changed class
+diverges.
 
 The histories were recorded by record.py (the engine running the examples in the test kit).
 """
@@ -11,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from examples.showcase import SubscriptionWorkflow
-from workflows import WorkflowEvent, WorkflowStep
-from workflows.engine.history import load
-from workflows.testing import Replayer, StepCall
+from lambda_workflows import WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.history import load
+from lambda_workflows.examples.showcase import SubscriptionWorkflow
+from lambda_workflows.testing import Replayer, StepCall
 
 from .record import HERE, RECORDED, WORKFLOWS, record
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import boto3
 import pytest
-from infra.template import load_template
 from moto import mock_aws
+
+from lambda_workflows.infra.template import load_template
 
 REGION = "us-east-1"
 

@@ -28,7 +28,7 @@ ORDERS = '''
 
 import humanize
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 
 
 class Orders(WorkflowEntrypoint):
@@ -44,7 +44,7 @@ PROBE = """
 import json, sys
 import pydantic, pydantic_core  # this machine's build; the artifact's may be for arm64
 sys.path[:0] = [sys.argv[1]]
-from workflows.registry import load_workflows
+from lambda_workflows.registry import load_workflows
 import humanize, workflows
 assert humanize.__file__.startswith(sys.argv[1]), humanize.__file__
 assert workflows.__file__.startswith(sys.argv[1]), workflows.__file__
@@ -131,10 +131,10 @@ importlib.import_module(sys.argv[2])
 print(json.dumps(compiled))
 """
 HANDLERS = {
-    "ApiFunction": "workflows.entrypoints.api",
-    "RunnerFunction": "workflows.entrypoints.runner",
-    "TriggerFunction": "workflows.entrypoints.trigger",
-    "SweepFunction": "workflows.entrypoints.sweep",
+    "ApiFunction": "lambda_workflows.entrypoints.api",
+    "RunnerFunction": "lambda_workflows.entrypoints.runner",
+    "TriggerFunction": "lambda_workflows.entrypoints.trigger",
+    "SweepFunction": "lambda_workflows.entrypoints.sweep",
 }
 
 

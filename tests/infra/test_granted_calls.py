@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.testing import WorkflowTestEnv
 from tests.functional.api.conftest import Api, sample
 from tests.functional.workflows_under_test import Lifecycle
-from workflows.engine.model import InstanceRef
-from workflows.testing import WorkflowTestEnv
 
 from .code_paths import AUTHORIZED_BY, TRANSACT_ITEM_ACTIONS
 from .test_least_privilege import granted

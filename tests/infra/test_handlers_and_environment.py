@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from infra.template import function_environment, load_template, resources_of_type
 
-from infra import Resources
+from lambda_workflows.infra import Resources
+from lambda_workflows.infra.template import function_environment, load_template, resources_of_type
 
 from .conftest import REGION
 
@@ -42,7 +42,7 @@ AWS_PROVIDED = {
     "TZ": "time zone (UTC)",
 }
 
-# Read by a library, not by handler/workflows: excluded from "every variable set is read".
+# Read by a library, not by handler/lambda_workflows: excluded from "every variable set is read".
 READ_BY_LIBRARIES = {
     "POWERTOOLS_SERVICE_NAME": "aws-lambda-powertools (Logger, Metrics, Tracer)",
     "POWERTOOLS_METRICS_NAMESPACE": "aws-lambda-powertools Metrics",
@@ -171,7 +171,7 @@ def template_variables() -> dict[str, Any]:
 
 
 def test_every_variable_the_code_requires_is_set_by_the_template_or_lambda() -> None:
-    # GIVEN every os.environ / getenv read with a literal name in handler/workflows
+    # GIVEN every os.environ / getenv read with a literal name in handler/lambda_workflows
     # THEN a read without a default is of a variable the template or Lambda sets. (A read with
     # a default is an optional setting: the code works without it.)
     known = set(template_variables()) | set(AWS_PROVIDED)
@@ -188,7 +188,7 @@ def test_the_template_sets_no_variable_lambda_reserves() -> None:
 
 
 def _string_constants_and_fields() -> set[str]:
-    """String literals of handler/workflows, and field names of its classes upper-cased (a
+    """String literals of handler/lambda_workflows, and field names of its classes upper-cased (a
     settings model whose fields are environment variables, case-insensitively)."""
     found: set[str] = set()
     for path in PACKAGE.rglob("*.py"):
@@ -208,13 +208,15 @@ def test_every_variable_the_template_sets_is_read_by_the_code() -> None:
     # The other half of the agreement: a name set in the template but spelt differently in the
     # code (read with a default, so the first test cannot see it) would be silently ignored.
     missing_entrypoints = [
-        name for name in ENTRYPOINTS if module_file(f"workflows.entrypoints.{name}") is None
+        name for name in ENTRYPOINTS if module_file(f"lambda_workflows.entrypoints.{name}") is None
     ]
     if missing_entrypoints:
         pytest.skip(f"entrypoints not written yet: {missing_entrypoints}")
     mentioned = _string_constants_and_fields()
     unread = set(template_variables()) - set(READ_BY_LIBRARIES) - mentioned
-    assert not unread, f"template.yaml sets variables handler/workflows never reads: {unread}"
+    assert not unread, (
+        f"template.yaml sets variables handler/lambda_workflows never reads: {unread}"
+    )
 
 
 def test_the_environment_scan_finds_each_way_of_reading(tmp_path: Path) -> None:

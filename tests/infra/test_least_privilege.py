@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from infra.template import load_template, resources_of_type
+
+from lambda_workflows.infra.template import load_template, resources_of_type
 
 from .code_paths import all_adapter_actions, module_actions, needed_by
 
@@ -236,7 +237,9 @@ def test_the_runner_may_call_everything_the_adapters_call() -> None:
     needed = all_adapter_actions()
     # THEN the runner's policy (and its work-queue event source) grants each of them
     missing = needed - granted("RunnerFunction")
-    assert not missing, f"RunnerFunction lacks {sorted(missing)} for the calls in workflows.aws"
+    assert not missing, (
+        f"RunnerFunction lacks {sorted(missing)} for the calls in lambda_workflows.aws"
+    )
 
 
 @pytest.mark.parametrize(
@@ -252,7 +255,8 @@ def test_each_function_holds_exactly_what_its_code_path_calls(
     held = {a for a in granted(function, with_event_sources=False) if a.startswith(ENGINE_PREFIXES)}
     assert not needed - held, f"{function} lacks {sorted(needed - held)} its code calls"
     assert not held - needed, (
-        f"{function} holds {sorted(held - needed)} that workflows.entrypoints.{entrypoint} never"
+        f"{function} holds {sorted(held - needed)} that lambda_workflows.entrypoints.{entrypoint} "
+        "never"
         " calls: remove them from template.yaml"
     )
 
@@ -281,7 +285,7 @@ def test_an_unused_permission_is_not_granted(function: str, action: str) -> None
 def test_only_the_runner_and_the_sweep_may_pass_the_scheduler_role() -> None:
     # Passing SchedulerRole lets the holder create schedules that send as that role: only the
     # function that schedules wake-ups holds it, and the sweep, which reconciles the recurring
-    # schedules (workflows.aws.recurring).
+    # schedules (lambda_workflows.aws.recurring).
     holders = {statement.owner for statement in ALLOWS if "iam:PassRole" in statement.actions}
     assert holders == {"RunnerFunction", "SweepFunction"}
 

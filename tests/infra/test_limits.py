@@ -9,8 +9,9 @@ from typing import Any
 
 import boto3
 import pytest
-from infra.intrinsics import Values, resolve
-from infra.template import load_template, parameter_defaults, resources_of_type
+
+from lambda_workflows.infra.intrinsics import Values, resolve
+from lambda_workflows.infra.template import load_template, parameter_defaults, resources_of_type
 
 TEMPLATE = load_template()
 RESOURCES: dict[str, dict[str, Any]] = TEMPLATE["Resources"]

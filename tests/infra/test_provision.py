@@ -1,4 +1,5 @@
-"""infra.provision creates what template.yaml declares, in any boto3 session (here: moto)."""
+"""lambda_workflows.infra.provision creates what template.yaml declares, in any boto3 session (here:
+moto)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any
 
 import boto3
 import pytest
-from infra.template import function_environment, resource
 
-from infra import Resources, provision
+from lambda_workflows.infra import Resources, provision
+from lambda_workflows.infra.template import function_environment, resource
 
 from .conftest import REGION
 
@@ -194,7 +195,7 @@ def test_environment_gives_every_variable_the_template_sets(
         "WORKFLOWS": "",
         "RETENTION_DAYS": "30",
         "POWERTOOLS_SERVICE_NAME": "workflows",
-        "POWERTOOLS_METRICS_NAMESPACE": "Workflows",
+        "POWERTOOLS_METRICS_NAMESPACE": "LambdaWorkflows",
         "POWERTOOLS_LOG_LEVEL": "INFO",
         "AWS_REGION": REGION,
         "AWS_DEFAULT_REGION": REGION,

@@ -1,4 +1,4 @@
-"""infra.template reads CloudFormation YAML the way CloudFormation does."""
+"""lambda_workflows.infra.template reads CloudFormation YAML the way CloudFormation does."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 import yaml
-from infra.intrinsics import Unresolvable, Values, references, resolve
-from infra.template import function_environment, load_template, parameter_defaults
+
+from lambda_workflows.infra.intrinsics import Unresolvable, Values, references, resolve
+from lambda_workflows.infra.template import function_environment, load_template, parameter_defaults
 
 SAMPLE = """\
 AWSTemplateFormatVersion: 2010-09-09

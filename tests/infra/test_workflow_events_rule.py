@@ -13,14 +13,14 @@ from typing import Any
 
 import boto3
 import pytest
-from infra.intrinsics import Values, resolve
-from infra.template import load_template, parameter_defaults
 
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.entrypoints import trigger
+from lambda_workflows.entrypoints.trigger import WORKFLOW_EVENT
+from lambda_workflows.infra.intrinsics import Values, resolve
+from lambda_workflows.infra.template import load_template, parameter_defaults
+from lambda_workflows.testing import WorkflowTestEnv
 from tests.functional.api.conftest import sample
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.entrypoints import trigger
-from workflows.entrypoints.trigger import WORKFLOW_EVENT
-from workflows.testing import WorkflowTestEnv
 
 from .test_granted_calls import CallLog
 from .test_least_privilege import granted

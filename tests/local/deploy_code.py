@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 
 
 async def _done() -> str:

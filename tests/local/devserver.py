@@ -1,4 +1,4 @@
-"""`workflows dev` in-process on 127.0.0.1 and a free port, for the tests that drive it over
+"""`lambda-workflows dev` in-process on 127.0.0.1 and a free port, for the tests that drive it over
 HTTP, and the small JSON client they call it with."""
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from email.message import Message
 from typing import Any
 
-from workflows.local.runtime import LocalRuntime
-from workflows.local.server import DevServer, make_server
-from workflows.remote import HttpApi
+from lambda_workflows.local.runtime import LocalRuntime
+from lambda_workflows.local.server import DevServer, make_server
+from lambda_workflows.remote import HttpApi
 
 
 @dataclass
 class RunningDev:
-    """A running in-process `workflows dev`: its runtime and server."""
+    """A running in-process `lambda-workflows dev`: its runtime and server."""
 
     runtime: LocalRuntime
     server: DevServer

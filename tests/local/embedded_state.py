@@ -1,4 +1,4 @@
-"""What a request could have written to the embedded AWS of `workflows dev`, read inside moto
+"""What a request could have written to the embedded AWS of `lambda-workflows dev`, read inside moto
 cheaply enough to compare before and after every request.
 
 A :class:`Written` state holds:
@@ -26,7 +26,7 @@ from moto.dynamodb.models import dynamodb_backends
 from moto.scheduler.models import scheduler_backends
 from moto.sqs.models import sqs_backends
 
-from workflows.local.runtime import LocalRuntime
+from lambda_workflows.local.runtime import LocalRuntime
 
 _INSTANCE_FIELDS = ("status", "version", "generation", "updated_at")
 

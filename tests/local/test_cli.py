@@ -1,4 +1,5 @@
-"""The ``workflows`` command against a running ``workflows dev``: every command's ``--json``
+"""The ``lambda-workflows`` command against a running ``lambda-workflows dev``: every command's
+``--json``
 answer, its exit status (0 done, 1 the API refused, 2 bad input or no API), its help, and its
 colour only on a terminal."""
 
@@ -26,15 +27,15 @@ from typing import Any
 
 import pytest
 
-from examples import EXAMPLES
+from lambda_workflows.cli import main
+from lambda_workflows.cli.console import Console
+from lambda_workflows.engine import census
+from lambda_workflows.examples import EXAMPLES
+from lambda_workflows.remote import HttpApi
+from lambda_workflows.testing import WorkflowTestEnv
 from tests.functional.workflows_under_test import Lifecycle
 from tests.local.devserver import ctrl_c_works
 from tests.unit.http_recorder import recording_server
-from workflows.cli import main
-from workflows.cli.console import Console
-from workflows.engine import census
-from workflows.remote import HttpApi
-from workflows.testing import WorkflowTestEnv
 
 from .wire import DevHttp, dev_http
 
@@ -43,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @dataclass
 class Ran:
-    """What one ``workflows`` command did: its exit status, stdout and stderr."""
+    """What one ``lambda-workflows`` command did: its exit status, stdout and stderr."""
 
     code: int
     out: str
@@ -162,7 +163,7 @@ def test_describe_shows_the_workflows_class_module_description_and_counts(cli: C
     body = ran.json()
     assert body["name"] == "flaky-fetch"
     assert body["class_name"] == "FlakyFetchWorkflow"
-    assert body["module"] == "examples.showcase"
+    assert body["module"] == "lambda_workflows.examples.showcase"
     assert body["description"].startswith("A step that fails twice")
     assert body["instances"]["complete"] >= 1
     text = cli("describe", "flaky-fetch")
@@ -294,7 +295,7 @@ def test_trigger_creates_an_instance_with_its_id_and_params(cli: Cli) -> None:
     assert generated.code == 0
     name, _, status = generated.out.strip().partition(": ")
     assert name.startswith("flaky-fetch/") and status in ("queued", "running", "complete")
-    assert "workflows instances describe flaky-fetch" in generated.err
+    assert "lambda-workflows instances describe flaky-fetch" in generated.err
 
 
 def test_trigger_with_a_taken_id_exits_1_with_the_apis_error(cli: Cli) -> None:
@@ -480,7 +481,7 @@ def test_a_dev_only_command_against_a_server_that_is_not_workflows_dev_exits_1(
     # THEN it fails with the server's answer, what only a dev server does, and the way out
     assert ran.code == 1 and ran.out == ""
     assert (
-        f"no route here ({status} {code}); only a workflows dev server {only_dev}: "
+        f"no route here ({status} {code}); only a lambda-workflows dev server {only_dev}: "
         "point --url at one"
     ) in ran.err
     assert [r.method for r in api.requests] == ["POST"]
@@ -590,7 +591,7 @@ def test_status_words_are_coloured_on_a_terminal_unless_no_color_is_set(cli: Cli
     assert instance_id in piped.stdout and "\033[" not in piped.stdout + piped.stderr
 
 
-# --- workflows run (the instance in this process) ---------------------------------------------
+# --- lambda-workflows run (the instance in this process) ---
 
 
 def run_locally(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -607,12 +608,12 @@ def test_run_exits_0_for_a_waiting_instance_and_says_how_to_send_its_event() -> 
     assert "subscription/waits-1: waiting" in ran.stdout
     assert "waiting for event 'approved'" in ran.stdout
     assert "when the wait times out" in ran.stdout  # its timeout
-    assert "workflows dev" in ran.stdout
+    assert "lambda-workflows dev" in ran.stdout
     assert (
-        """workflows trigger subscription --id waits-1 --params '{"customer_id": 3}'"""
+        """lambda-workflows trigger subscription --id waits-1 --params '{"customer_id": 3}'"""
         in ran.stdout
     )
-    assert "workflows send-event subscription waits-1 approved --payload" in ran.stdout
+    assert "lambda-workflows send-event subscription waits-1 approved --payload" in ran.stdout
 
 
 def test_run_exits_1_when_the_instance_errors() -> None:
@@ -622,12 +623,12 @@ def test_run_exits_1_when_the_instance_errors() -> None:
     assert "KeyError" in ran.stdout
 
 
-# --- workflows dev --skip-event-timeouts ------------------------------------------------------
+# --- lambda-workflows dev --skip-event-timeouts ---
 
 
 @contextmanager
 def dev_process(*options: str) -> Iterator[str]:
-    """``workflows dev OPTIONS`` in its own process on a free port; yields its URL."""
+    """``lambda-workflows dev OPTIONS`` in its own process on a free port; yields its URL."""
     port = nothing_listens().rsplit(":", 1)[1]
     process = subprocess.Popen(
         [workflows_script(), "dev", "--port", port, *options],
@@ -650,7 +651,7 @@ def dev_process(*options: str) -> Iterator[str]:
 def test_dev_skip_event_timeouts_times_out_a_wait_that_gets_no_event(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # GIVEN workflows dev --skip-event-timeouts
+    # GIVEN lambda-workflows dev --skip-event-timeouts
     with dev_process("--skip-event-timeouts") as url:
         cli = Cli(capsys, url)
         # WHEN a subscription waits for an approval (timeout 1 day) that never comes

@@ -1,4 +1,5 @@
-"""``workflows check-deploy`` against a running ``workflows dev``: the instances in flight there,
+"""``lambda-workflows check-deploy`` against a running ``lambda-workflows dev``: the instances in
+flight there,
 replayed with the local code (``WORKFLOWS`` here), as a table and an exit status."""
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from workflows.cli import check_deploy, main
-from workflows.cli.console import Console
-from workflows.local.runtime import LocalRuntime
-from workflows.registry import load_workflows
-from workflows.remote import HttpApi
+from lambda_workflows.cli import check_deploy, main
+from lambda_workflows.cli.console import Console
+from lambda_workflows.local.runtime import LocalRuntime
+from lambda_workflows.registry import load_workflows
+from lambda_workflows.remote import HttpApi
 
 from . import deploy_code
 from .devserver import serving, until_status
@@ -31,7 +32,7 @@ class Ran:
 
 @contextmanager
 def deployed_stack() -> Iterator[str]:
-    """``workflows dev`` running the deployed code, on a free port: its URL."""
+    """``lambda-workflows dev`` running the deployed code, on a free port: its URL."""
     runtime = LocalRuntime(load_workflows(deploy_code.DEPLOYED), out=lambda line: None)
     with serving(runtime) as running:
         yield running.url
@@ -57,7 +58,7 @@ def stack() -> Iterator[str]:
 
 
 def check(local_code: str, *argv: str, url: str, monkeypatch: pytest.MonkeyPatch) -> Ran:
-    """``workflows check-deploy --url URL argv...`` with ``WORKFLOWS=local_code`` here."""
+    """``lambda-workflows check-deploy --url URL argv...`` with ``WORKFLOWS=local_code`` here."""
     monkeypatch.setenv("WORKFLOWS", local_code)
     out, err = io.StringIO(), io.StringIO()
     code = main(["check-deploy", "--url", url, *argv], console=Console(out, err))

@@ -1,10 +1,11 @@
-"""``workflows restart --from-step``, ``workflows instances step`` and ``workflows delete``
-against a running ``workflows dev``."""
+"""``lambda-workflows restart --from-step``, ``lambda-workflows instances step`` and
+``lambda-workflows delete``
+against a running ``lambda-workflows dev``."""
 
 from __future__ import annotations
 
-from examples.showcase import SHOWCASE_WORKFLOWS
-from workflows.testing import Replayer
+from lambda_workflows.examples.showcase import SHOWCASE_WORKFLOWS
+from lambda_workflows.testing import Replayer
 
 from .test_cli import Cli, cli, dev, new_id, waiting_subscription, waits_for_event
 
@@ -86,7 +87,7 @@ def test_delete_deletes_each_instance_and_exits_1_for_one_it_could_not(cli: Cli)
 def test_the_help_shows_the_new_options_and_examples(cli: Cli) -> None:
     restart = cli.bare("restart", "--help")
     assert "--from-step" in restart.out and "--count" in restart.out
-    assert "workflows delete orders order-42" in cli.bare("delete", "--help").out
+    assert "lambda-workflows delete orders order-42" in cli.bare("delete", "--help").out
     assert "--count" in cli.bare("instances", "step", "--help").out
 
 
@@ -108,4 +109,4 @@ def test_instances_export_prints_the_history_the_replayer_reads(cli: Cli) -> Non
     missing = cli("instances", "export", "subscription", "nope")
     assert missing.code == 1 and "instance_not_found" in missing.err
     helped = cli.bare("instances", "export", "--help")
-    assert "workflows instances export orders order-42 > tests/histories/" in helped.out
+    assert "lambda-workflows instances export orders order-42 > tests/histories/" in helped.out

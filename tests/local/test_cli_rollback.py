@@ -1,4 +1,5 @@
-"""``workflows terminate NAME ID --rollback`` against a running ``workflows dev``: it asks the
+"""``lambda-workflows terminate NAME ID --rollback`` against a running ``lambda-workflows dev``: it
+asks the
 API for a terminate with rollback, and only terminate takes the option."""
 
 from __future__ import annotations
@@ -41,5 +42,5 @@ def test_only_terminate_takes_rollback(cli: Cli) -> None:
 def test_terminate_help_shows_the_rollback_example(cli: Cli) -> None:
     ran = cli.bare("terminate", "--help")
     assert ran.code == 0
-    assert "workflows terminate orders order-42 --rollback" in ran.out
+    assert "lambda-workflows terminate orders order-42 --rollback" in ran.out
     assert "--rollback" in ran.out

@@ -1,4 +1,4 @@
-"""``workflows instances describe`` shows what the instance used, after its timeline."""
+"""``lambda-workflows instances describe`` shows what the instance used, after its timeline."""
 
 from __future__ import annotations
 

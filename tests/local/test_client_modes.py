@@ -1,7 +1,8 @@
 """The Python client behaves the same in its two modes: direct (the engine's instance service on
-the stack's resources) and HTTP (the API of `workflows dev`, at a URL).
+the stack's resources) and HTTP (the API of `lambda-workflows dev`, at a URL).
 
-Each test runs once per mode against one `workflows dev` started in-process on a free port: the
+Each test runs once per mode against one `lambda-workflows dev` started in-process on a free port:
+the
 direct client works on the embedded AWS that server uses, the HTTP client calls the server. The
 tests drive the runner themselves (``run_until_idle``), so what each one sees is deterministic.
 """
@@ -16,10 +17,9 @@ from typing import Any
 
 import pytest
 
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
 
-from tests.functional.workflows_under_test import Lifecycle
-from workflows import (
+from lambda_workflows import (
     InstanceAlreadyExists,
     InstanceNotFound,
     InstanceStatus,
@@ -31,15 +31,16 @@ from workflows import (
     Workflow,
     WorkflowError,
 )
-from workflows.aws.runtime import set_runtime
-from workflows.client import WorkflowInstance
-from workflows.engine.errors import ConfigurationError, InfrastructureError
-from workflows.engine.model import InstanceRecord, InstanceRef
-from workflows.engine.ports import InstancePage
-from workflows.engine.service import InstanceService
-from workflows.http_service import ApiUnavailable, HttpInstanceService
-from workflows.local.runtime import LocalRuntime
-from workflows.remote import URL_VARIABLE
+from lambda_workflows.aws.runtime import set_runtime
+from lambda_workflows.client import WorkflowInstance
+from lambda_workflows.engine.errors import ConfigurationError, InfrastructureError
+from lambda_workflows.engine.model import InstanceRecord, InstanceRef
+from lambda_workflows.engine.ports import InstancePage
+from lambda_workflows.engine.service import InstanceService
+from lambda_workflows.http_service import ApiUnavailable, HttpInstanceService
+from lambda_workflows.local.runtime import LocalRuntime
+from lambda_workflows.remote import URL_VARIABLE
+from tests.functional.workflows_under_test import Lifecycle
 
 from .devserver import RunningDev, serving
 
@@ -48,7 +49,7 @@ WORKFLOWS = {name: Lifecycle for name in ("lifecycle", "listing-direct", "listin
 
 
 class Dev(RunningDev):
-    """A running in-process `workflows dev` (no worker: the test runs the work)."""
+    """A running in-process `lambda-workflows dev` (no worker: the test runs the work)."""
 
     @property
     def service(self) -> InstanceService:
@@ -270,7 +271,7 @@ def test_without_a_url_or_the_stacks_variables_the_error_says_how_to_reach_the_a
     # THEN the error names the variables, and says to give a URL or set WORKFLOWS_URL
     message = str(caught.value)
     assert "TABLE_NAME" in message and "url=" in message and URL_VARIABLE in message
-    assert "workflows dev` locally" not in message
+    assert "lambda-workflows dev` locally" not in message
     set_runtime(None)
 
 

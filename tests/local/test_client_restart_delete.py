@@ -1,5 +1,6 @@
 """restart(from_step=...), step_output() and delete() / delete_batch() behave the same in the
-client's two modes: direct (the engine's instance service) and HTTP (`workflows dev`'s API)."""
+client's two modes: direct (the engine's instance service) and HTTP (`lambda-workflows dev`'s
+API)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
 
+from lambda_workflows import InstanceNotFound, InvalidInput, StepNotFound
+from lambda_workflows.engine.recorded_steps import StepOutput
+from lambda_workflows.local.runtime import LocalRuntime
 from tests.functional.workflows_under_test import Lifecycle
-from workflows import InstanceNotFound, InvalidInput, StepNotFound
-from workflows.engine.recorded_steps import StepOutput
-from workflows.local.runtime import LocalRuntime
 
 from .devserver import serving
 from .test_client_modes import MODES, Dev, Mode

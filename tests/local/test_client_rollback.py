@@ -1,5 +1,5 @@
 """``instance.terminate(rollback=True)`` in the client's two modes, direct and over HTTP, against
-one in-process ``workflows dev``: the same request, the same rollbacks, the same status."""
+one in-process ``lambda-workflows dev``: the same request, the same rollbacks, the same status."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from workflows import Workflow, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.model import InstanceRef
-from workflows.local.runtime import LocalRuntime
+from lambda_workflows import Workflow, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.local.runtime import LocalRuntime
 
 from .devserver import serving
 from .test_client_modes import MODES, Dev

@@ -1,4 +1,5 @@
-"""Child workflows through `workflows dev`, over HTTP: the parent gets its child's output, the
+"""Child workflows through `lambda-workflows dev`, over HTTP: the parent gets its child's output,
+the
 two link each other in their status, the child's end wakes the parent (it runs twice: no
 polling), and terminating a parent terminates its waiting child."""
 
@@ -9,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.local.runtime import LocalRuntime
-from workflows.remote import HttpApi
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.local.runtime import LocalRuntime
+from lambda_workflows.remote import HttpApi
 
 from .devserver import serving, until_status
 
@@ -30,7 +31,7 @@ class Order(WorkflowEntrypoint):
 
 @pytest.fixture
 def dev() -> Iterator[tuple[HttpApi, list[str]]]:
-    """`workflows dev` with both workflows registered, and the lines it printed."""
+    """`lambda-workflows dev` with both workflows registered, and the lines it printed."""
     lines: list[str] = []
     with serving(LocalRuntime({"order": Order, "charge": Charge}, out=lines.append)) as dev:
         yield HttpApi(dev.url), lines

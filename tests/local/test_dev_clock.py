@@ -1,5 +1,5 @@
 """The dev server's clock: read it, move it (a 2-day event timeout in seconds), or skip event
-timeouts altogether; only `workflows dev` has these routes, never the Lambda API."""
+timeouts altogether; only `lambda-workflows dev` has these routes, never the Lambda API."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep, WorkflowTimeoutError
-from workflows.engine.model import InstanceRef
-from workflows.local.embedded import LambdaContext
-from workflows.local.runtime import LocalRuntime, api_gateway_event
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep, WorkflowTimeoutError
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.local.embedded import LambdaContext
+from lambda_workflows.local.runtime import LocalRuntime, api_gateway_event
 
 from .devserver import exchange, serving
 
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
 
 
 class Approval(WorkflowEntrypoint):
@@ -33,7 +33,7 @@ class Approval(WorkflowEntrypoint):
 
 
 class Dev:
-    """`workflows dev` in-process on a free port, with the Approval workflow."""
+    """`lambda-workflows dev` in-process on a free port, with the Approval workflow."""
 
     def __init__(self, runtime: LocalRuntime, base: str) -> None:
         self.runtime = runtime
@@ -150,7 +150,7 @@ def test_other_methods_and_paths_under_dev_are_405_and_404(dev: Dev) -> None:
 
 def test_the_lambda_api_has_no_dev_routes(dev: Dev) -> None:
     # GIVEN the ApiFunction handler as Lambda runs it (no local runtime in front of it)
-    from workflows.entrypoints.api import make_handler
+    from lambda_workflows.entrypoints.api import make_handler
 
     handler = make_handler(dev.runtime.aws.runtime)
     for method, path in (("GET", "/_dev/clock"), ("POST", "/_dev/clock/advance")):

@@ -1,4 +1,4 @@
-"""A workflow's concurrency limit through `workflows dev`: with `concurrency = 1`, a second
+"""A workflow's concurrency limit through `lambda-workflows dev`: with `concurrency = 1`, a second
 and a third instance wait queued, their status says where they are in line, and they run one
 at a time, oldest first, once the first one finishes — over HTTP."""
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.local.runtime import LocalRuntime
-from workflows.remote import HttpApi
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.local.runtime import LocalRuntime
+from lambda_workflows.remote import HttpApi
 
 from .devserver import serving, until_status
 

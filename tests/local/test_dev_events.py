@@ -1,4 +1,4 @@
-"""`POST /_dev/events` on `workflows dev`: an `aws events put-events` entry, wrapped in the
+"""`POST /_dev/events` on `lambda-workflows dev`: an `aws events put-events` entry, wrapped in the
 envelope EventBridge delivers and run through the real TriggerFunction handler — a "Workflow
 Event" reaches a waiting instance once per event id, any other detail-type creates an instance;
 what cannot be delivered is a 4xx with the reason and writes nothing."""
@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.cli import main
-from workflows.cli.console import Console
-from workflows.engine.model import InstanceRef
-from workflows.local.dev_events import trigger_rules
-from workflows.local.runtime import LocalRuntime
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.cli import main
+from lambda_workflows.cli.console import Console
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.local.dev_events import trigger_rules
+from lambda_workflows.local.runtime import LocalRuntime
 
 from .devserver import call, serving
 
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
 
 SOURCE = "workflows.trigger"  # template.yaml's TriggerEventSource default
 EVENTS = "/_dev/events"
@@ -44,7 +44,7 @@ class Greet(WorkflowEntrypoint):
 
 
 class Dev:
-    """`workflows dev` in-process on a free port (no worker: the test runs the work)."""
+    """`lambda-workflows dev` in-process on a free port (no worker: the test runs the work)."""
 
     def __init__(self, runtime: LocalRuntime, base: str, lines: list[str]) -> None:
         self.runtime = runtime
@@ -309,4 +309,4 @@ def test_dev_events_help_shows_an_example(capsys: pytest.CaptureFixture[str]) ->
         main(["dev-events", "put", "--help"])
     shown = capsys.readouterr().out
     assert "examples:" in shown
-    assert 'workflows dev-events put --detail-type "Workflow Event" --detail' in shown
+    assert 'lambda-workflows dev-events put --detail-type "Workflow Event" --detail' in shown

@@ -1,4 +1,5 @@
-"""`self.logger` in `workflows dev`: its lines are on the dev server's output at INFO (the engine's
+"""`self.logger` in `lambda-workflows dev`: its lines are on the dev server's output at INFO (the
+engine's
 own stay at WARNING), once each, with the workflow, instance, step and attempt, and the file and
 line of the user's call."""
 
@@ -21,11 +22,11 @@ from typing import Any
 
 import pytest
 
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.local.runtime import LocalRuntime
 from tests.local.devserver import ctrl_c_works
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.local.runtime import LocalRuntime
 
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -54,11 +55,12 @@ class Greeter(WorkflowEntrypoint):
 
 @pytest.fixture
 def engine_at_warning() -> Iterator[None]:
-    """The engine's loggers at WARNING, as `workflows dev` sets them (POWERTOOLS_LOG_LEVEL)."""
-    from workflows.observability import logger
+    """The engine's loggers at WARNING, as `lambda-workflows dev` sets them
+    (POWERTOOLS_LOG_LEVEL)."""
+    from lambda_workflows.observability import logger
 
     logger()  # configured now, under this process's environment, as it would be anyway
-    engine = logging.getLogger("workflows")
+    engine = logging.getLogger("lambda_workflows")
     level = engine.level
     engine.setLevel(logging.WARNING)
     try:
@@ -99,7 +101,7 @@ def test_self_logger_lines_are_printed_at_info_with_instance_step_attempt_and_lo
 
 
 def test_closing_the_runtime_puts_the_workflow_logger_back_as_it_was() -> None:
-    logger = logging.getLogger("workflows.Greeter")
+    logger = logging.getLogger("lambda_workflows.Greeter")
     before = (logger.level, logger.propagate, list(logger.handlers))
     first = LocalRuntime({"greeter": Greeter}, out=lambda line: None)
     second = LocalRuntime({"greeter": Greeter}, out=lambda line: None)
@@ -110,10 +112,10 @@ def test_closing_the_runtime_puts_the_workflow_logger_back_as_it_was() -> None:
     assert (logger.level, logger.propagate, list(logger.handlers)) == before
 
 
-# --- `workflows dev` as a user runs it: a workflow module of their own, outside the project ------
+# --- `lambda-workflows dev` as a user runs it: a workflow module of their own, outside the project
 
 HELLO = """\
-from workflows import WorkflowEntrypoint
+from lambda_workflows import WorkflowEntrypoint
 
 
 class Hello(WorkflowEntrypoint):
@@ -141,7 +143,7 @@ def free_port() -> int:
 
 
 def test_workflows_dev_prints_a_users_log_lines_with_their_file_and_line(tmp_path: Path) -> None:
-    # GIVEN a workflow module outside the project, served by `workflows dev`
+    # GIVEN a workflow module outside the project, served by `lambda-workflows dev`
     module = tmp_path / "hello_wf.py"
     module.write_text(HELLO)
     port = free_port()

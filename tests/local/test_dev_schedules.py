@@ -1,4 +1,4 @@
-"""Recurring schedules through `workflows dev`: deployed at start, fired when the clock is
+"""Recurring schedules through `lambda-workflows dev`: deployed at start, fired when the clock is
 moved over HTTP (one instance per firing, named after its UTC time), shown by
 GET /workflows/{name} with their next firings."""
 
@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint
-from workflows.engine.schedules import Schedule, firing_id
-from workflows.local.runtime import LocalRuntime
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.engine.schedules import Schedule, firing_id
+from lambda_workflows.local.runtime import LocalRuntime
 
 from .devserver import call, serving
 
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
 
 
 class Hourly(WorkflowEntrypoint):
@@ -57,7 +57,7 @@ def dev() -> Iterator[Dev]:
 
 
 def test_moving_the_clock_three_hours_fires_three_instances(dev: Dev) -> None:
-    # GIVEN workflows dev with rate(1 hour), deployed at start
+    # GIVEN lambda-workflows dev with rate(1 hour), deployed at start
     started = dev.now()
     deployed = "schedule rate(1 hour) of hourly deployed; next firing"
     assert any(deployed in line for line in dev.lines)
@@ -114,8 +114,8 @@ def test_the_workflow_shows_its_schedules_and_next_firings(dev: Dev) -> None:
 def test_workflows_describe_prints_the_schedules(dev: Dev) -> None:
     import io
 
-    from workflows.cli import main
-    from workflows.cli.console import Console
+    from lambda_workflows.cli import main
+    from lambda_workflows.cli.console import Console
 
     out, err = io.StringIO(), io.StringIO()
     code = main(["describe", "hourly", "--url", dev.base], console=Console(out, err))

@@ -1,4 +1,4 @@
-"""`workflows dev` as a user meets it: a subprocess on a free port, driven only over HTTP."""
+"""`lambda-workflows dev` as a user meets it: a subprocess on a free port, driven only over HTTP."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from examples import EXAMPLES
+from lambda_workflows.examples import EXAMPLES
 from tests.local.devserver import ctrl_c_works
 
 from .devserver import call
@@ -151,7 +151,7 @@ def test_dev_server_runs_a_workflow_with_a_sleep_and_an_event_over_http(dev_serv
         done = wait_for(base, f"/workflows/flaky-fetch/instances/{instance_id}", {"complete"})
         assert done["steps"][0]["attempts"] == 3  # failed twice, retried with backoff
 
-    # `workflows status` reads an instance from the running server
+    # `lambda-workflows status` reads an instance from the running server
     shown = subprocess.run(
         [cli(), "status", "subscription", "sub-1", "--url", base],
         capture_output=True, text=True, timeout=60,

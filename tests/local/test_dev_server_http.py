@@ -1,4 +1,5 @@
-"""`workflows dev` as an HTTP server: concurrency, body framing, its own error answers, bursts
+"""`lambda-workflows dev` as an HTTP server: concurrency, body framing, its own error answers,
+bursts
 of connections, and ids with characters no id may hold (issue 9, finding 10)."""
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from workflows.engine.model import InstanceRef
-from workflows.local.server import DevRequestHandler
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.local.server import DevRequestHandler
 
 from .wire import Connection, DevHttp, dev_http, request_bytes
 

@@ -1,4 +1,5 @@
-"""Versions through `workflows dev`: an instance created on version 1 keeps replaying version 1
+"""Versions through `lambda-workflows dev`: an instance created on version 1 keeps replaying version
+1
 after version 2 (its steps reordered) is registered beside it, and a new instance runs
 version 2 — over HTTP, with the dev server's clock moved past the sleep."""
 
@@ -9,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.local.runtime import LocalRuntime
-from workflows.remote import HttpApi
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.local.runtime import LocalRuntime
+from lambda_workflows.remote import HttpApi
 
 from .devserver import serving, until_status
 
@@ -46,7 +47,8 @@ class OrdersV2(WorkflowEntrypoint):
 
 @pytest.fixture
 def dev() -> Iterator[tuple[HttpApi, dict[str, type[WorkflowEntrypoint]]]]:
-    """`workflows dev` waiting out sleeps (its clock is moved by hand), with v1 registered."""
+    """`lambda-workflows dev` waiting out sleeps (its clock is moved by hand), with v1
+    registered."""
     registry: dict[str, type[WorkflowEntrypoint]] = {"orders": OrdersV1}
     with serving(LocalRuntime(registry, skip_sleeps=False, out=lambda line: None)) as dev:
         yield HttpApi(dev.url), registry

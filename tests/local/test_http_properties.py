@@ -1,4 +1,4 @@
-"""Property: whatever clients send `workflows dev` — requests generated from its OpenAPI
+"""Property: whatever clients send `lambda-workflows dev` — requests generated from its OpenAPI
 document and the malformed families of :mod:`.http_requests` — no answer is a 5xx, every 4xx is
 JSON ``{"error": {"code", "message"}}``, a rejected request wrote nothing, and, with clients
 sending at once, every answer is the answer to its own request.
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from workflows.demo import DEMO_INSTANCES
+from lambda_workflows.demo import DEMO_INSTANCES
 
 from . import embedded_state
 from .http_requests import Generator, Probe, World, deleted_by, operations

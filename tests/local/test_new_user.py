@@ -1,6 +1,7 @@
 """A new user's first hour, automated: their own workflow module in a folder outside the
-project, registered with ``WORKFLOWS`` + ``PYTHONPATH``, served by ``workflows dev`` and driven
-end to end by the ``workflows`` CLI and the Python client over HTTP — the installed console
+project, registered with ``WORKFLOWS`` + ``PYTHONPATH``, served by ``lambda-workflows dev`` and
+driven
+end to end by the ``lambda-workflows`` CLI and the Python client over HTTP — the installed console
 script, in separate processes, as a person would type it.
 
 (CI runs every test on a fresh clone; this one adds what a clone cannot: code that is not the
@@ -30,7 +31,7 @@ CLI = Path(sys.executable).with_name("workflows")
 MODULE = '''
 """Someone's own workflow: greet, wait for an approval, answer."""
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 
 
 class Greeting(WorkflowEntrypoint):
@@ -42,7 +43,7 @@ class Greeting(WorkflowEntrypoint):
 
 CLIENT_SCRIPT = """
 import json
-from workflows import Workflow
+from lambda_workflows import Workflow
 
 greetings = Workflow("greet")              # WORKFLOWS_URL selects the HTTP mode
 instance = greetings.create(id="g-2", params={"name": "bo"})
@@ -77,7 +78,7 @@ def user_env(user_folder: Path) -> dict[str, str]:
 
 @pytest.fixture
 def dev_server(user_folder: Path, user_env: dict[str, str]) -> Iterator[str]:
-    """`workflows dev` started from the user's folder, as the README says."""
+    """`lambda-workflows dev` started from the user's folder, as the README says."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -104,14 +105,14 @@ def _wait_until_listening(url: str, server: subprocess.Popen[str]) -> None:
     while time.monotonic() < deadline:
         if server.poll() is not None:
             output = server.stdout.read() if server.stdout else ""
-            pytest.fail(f"workflows dev exited with {server.returncode}:\n{output}")
+            pytest.fail(f"lambda-workflows dev exited with {server.returncode}:\n{output}")
         try:
             with urllib.request.urlopen(f"{url}/workflows", timeout=2) as answer:
                 if answer.status == 200:
                     return
         except OSError:
             time.sleep(0.2)
-    pytest.fail("workflows dev did not answer within 60 s")
+    pytest.fail("lambda-workflows dev did not answer within 60 s")
 
 
 def _cli(env: dict[str, str], cwd: Path, url: str, *args: str) -> subprocess.CompletedProcess[str]:

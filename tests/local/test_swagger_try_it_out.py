@@ -1,4 +1,5 @@
-"""Swagger UI's "Try it out" in `workflows dev`: the server the OpenAPI document names, resolved
+"""Swagger UI's "Try it out" in `lambda-workflows dev`: the server the OpenAPI document names,
+resolved
 against the URL the document was fetched from, is where the API answers (not ``/local``)."""
 
 from __future__ import annotations

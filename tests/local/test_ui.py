@@ -1,5 +1,7 @@
-"""`workflows ui`: the dashboard on 127.0.0.1 with the API's calls forwarded to a stack — unsigned
-to a running `workflows dev`, signed with SigV4 (checked against botocore's signer) to a server
+"""`lambda-workflows ui`: the dashboard on 127.0.0.1 with the API's calls forwarded to a stack —
+unsigned
+to a running `lambda-workflows dev`, signed with SigV4 (checked against botocore's signer) to a
+server
 that records what it gets; only the API's routes, only from the dashboard's own origin, bodies
 capped at 1 MiB (issue 16)."""
 
@@ -17,7 +19,17 @@ from pathlib import Path
 
 import pytest
 
-from examples import EXAMPLES
+from lambda_workflows.cli import main
+from lambda_workflows.cli.console import Console
+from lambda_workflows.dashboard.ui_server import (
+    MAX_BODY,
+    UiServer,
+    make_ui_server,
+    serve_in_background,
+)
+from lambda_workflows.examples import EXAMPLES
+from lambda_workflows.registry import Registry, load_workflows
+from lambda_workflows.remote import HttpApi
 from tests.local.devserver import ctrl_c_works
 from tests.unit.http_recorder import Recorder, recording_server
 from tests.unit.test_sigv4 import (
@@ -27,11 +39,6 @@ from tests.unit.test_sigv4 import (
     botocore_signature,
     parse_authorization,
 )
-from workflows.cli import main
-from workflows.cli.console import Console
-from workflows.dashboard.ui_server import MAX_BODY, UiServer, make_ui_server, serve_in_background
-from workflows.registry import Registry, load_workflows
-from workflows.remote import HttpApi
 
 from .test_cli import ROOT, nothing_listens, workflows_script
 from .wire import Connection, DevHttp, Reply, dev_http
@@ -41,7 +48,7 @@ JSON = (("Content-Type", "application/json"),)
 
 @contextmanager
 def ui_for(upstream: HttpApi, workflows: Registry | None = None) -> Iterator[UiServer]:
-    """`workflows ui` in this process on a free port, forwarding to ``upstream``."""
+    """`lambda-workflows ui` in this process on a free port, forwarding to ``upstream``."""
     lines: list[str] = []
     server = make_ui_server(upstream, 0, workflows=workflows, out=lines.append)
     serve_in_background(server)
@@ -93,7 +100,7 @@ def credentials(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-# --- forwarding to a running workflows dev -----------------------------------------------------
+# --- forwarding to a running lambda-workflows dev ---
 
 
 def test_the_ui_serves_the_dashboard_page_itself(ui: UiServer) -> None:
@@ -298,7 +305,7 @@ def test_without_the_workflows_source_a_diagram_is_a_404_saying_how_to_get_it(
     with ui_for(HttpApi(recorder.url)) as ui:
         reply = send(ui, "GET", "/_dashboard/workflows/subscription/diagram")
     assert reply.status == 404 and reply.error["code"] == "unknown_workflow"
-    assert "start workflows ui with WORKFLOWS=name=module:Class" in reply.error["message"]
+    assert "start lambda-workflows ui with WORKFLOWS=name=module:Class" in reply.error["message"]
     assert recorder.requests == []
 
 
@@ -370,7 +377,7 @@ def test_an_execute_api_url_is_signed_for_the_region_in_its_host(
 
 
 def test_workflows_ui_serves_until_stopped_and_says_where(dev: DevHttp) -> None:
-    # GIVEN `workflows ui` started on a free port against the dev server
+    # GIVEN `lambda-workflows ui` started on a free port against the dev server
     port = nothing_listens().rsplit(":", 1)[1]
     process = subprocess.Popen(
         [workflows_script(), "ui", "--port", port, "--url", f"http://127.0.0.1:{dev.port}"],
@@ -427,7 +434,7 @@ def io_console() -> tuple[io.StringIO, io.StringIO]:
 
 
 def test_workflows_dev_names_its_dashboard_in_its_banner() -> None:
-    # GIVEN workflows dev started on a free port
+    # GIVEN lambda-workflows dev started on a free port
     port = nothing_listens().rsplit(":", 1)[1]
     process = subprocess.Popen(
         [workflows_script(), "dev", "--port", port],

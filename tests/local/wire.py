@@ -1,4 +1,5 @@
-"""`workflows dev` in-process on a free port, and an HTTP/1.1 client that sends bytes as given.
+"""`lambda-workflows dev` in-process on a free port, and an HTTP/1.1 client that sends bytes as
+given.
 
 ``urllib``/``http.client`` refuse to send what these tests need (a request line with a quote or
 a control character, ``Content-Length: abc``, a hand-made chunked body), so the client here
@@ -17,12 +18,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
 
-from examples import EXAMPLES
-from examples._fakes import example_env
-from workflows.local.runtime import LocalRuntime
-from workflows.registry import load_workflows
+from lambda_workflows.examples import EXAMPLES
+from lambda_workflows.examples._fakes import example_env
+from lambda_workflows.local.runtime import LocalRuntime
+from lambda_workflows.registry import load_workflows
 
 from .devserver import RunningDev, serving
 
@@ -56,7 +57,8 @@ class Reply:
 
 @dataclass
 class DevHttp(RunningDev):
-    """A running in-process `workflows dev` with the bundled examples, and what it printed."""
+    """A running in-process `lambda-workflows dev` with the bundled examples, and what it
+    printed."""
 
     lines: list[str]
 
@@ -66,7 +68,7 @@ class DevHttp(RunningDev):
 
 @contextmanager
 def dev_http(*, worker: bool = True, serve: bool = True) -> Iterator[DevHttp]:
-    """`workflows dev` with the bundled examples on 127.0.0.1 and a free port.
+    """`lambda-workflows dev` with the bundled examples on 127.0.0.1 and a free port.
 
     Args:
         worker: start the background worker (the runner and the scheduler emulator).

@@ -21,12 +21,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflows.aws.runtime import set_runtime
-from workflows.engine import codec
-from workflows.engine.errors import InstanceNotFound
-from workflows.engine.model import InstanceRef
-from workflows.observability import metrics
-from workflows.testing import Crash
+from lambda_workflows.aws.runtime import set_runtime
+from lambda_workflows.engine import codec
+from lambda_workflows.engine.errors import InstanceNotFound
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.observability import metrics
+from lambda_workflows.testing import Crash
 
 from . import lambdas
 from .faults import COPY, Call, Fault

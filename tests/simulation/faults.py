@@ -31,7 +31,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 
-from workflows.testing import Crash
+from lambda_workflows.testing import Crash
 
 CALL_KINDS = ("throttle", "server_error", "connection", "ambiguous", "crash_before", "crash_after")
 KINDS = (*CALL_KINDS, "drop", "duplicate", "concurrent", "takeover", "skew", "forget")

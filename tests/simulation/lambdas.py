@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workflows.local.aws import LambdaContext, sqs_event
+from lambda_workflows.local.aws import LambdaContext, sqs_event
 
 __all__ = ["api", "api_event", "context", "runner", "sqs_event", "sweep"]
 
@@ -19,21 +19,21 @@ _TEMPLATE: dict[str, Any] = json.loads(_SAMPLE.read_text())
 
 def runner(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """RunnerFunction."""
-    from workflows.entrypoints.runner import handler
+    from lambda_workflows.entrypoints.runner import handler
 
     return handler(event, context)
 
 
 def sweep(event: dict[str, Any], context: Any) -> dict[str, int]:
     """SweepFunction."""
-    from workflows.entrypoints.sweep import handler
+    from lambda_workflows.entrypoints.sweep import handler
 
     return handler(event, context)
 
 
 def api(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """ApiFunction."""
-    from workflows.entrypoints.api import handler
+    from lambda_workflows.entrypoints.api import handler
 
     return handler(event, context)
 

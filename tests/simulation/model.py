@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflows.engine import codec
-from workflows.engine.config import RetryConfig
-from workflows.engine.journal import attempt_key, delivery_key, step_key
-from workflows.engine.model import EntryKind, EventRecord, JournalEntry
+from lambda_workflows.engine import codec
+from lambda_workflows.engine.config import RetryConfig
+from lambda_workflows.engine.journal import attempt_key, delivery_key, step_key
+from lambda_workflows.engine.model import EntryKind, EventRecord, JournalEntry
 
 from .program import Do, Gather, Program, Sleep, Wait, failure, result_value
 

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflows import NonRetryableError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.errors import StepFailedError, WorkflowTimeoutError
-from workflows.engine.frozen import thaw
+from lambda_workflows import NonRetryableError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.errors import StepFailedError, WorkflowTimeoutError
+from lambda_workflows.engine.frozen import thaw
 
 WORKFLOW = "chaos"
 EVENT_TIMEOUT = 30 * 86_400.0  # far beyond any run: a wait with an event never times out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.engine.journal import attempt_key, delivery_key, step_key
+from lambda_workflows.engine.journal import attempt_key, delivery_key, step_key
 
 from .chaos import minimize, random_script
 from .faults import KINDS, Fault, format_script, parse_script

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from workflows.aws.dynamodb import DynamoStore
-from workflows.aws.runtime import LAMBDA_RUNNER, AwsRuntime, build_runtime
-from workflows.aws.sqs import parse_work_message
-from workflows.engine.model import InstanceRef
-from workflows.local.aws import TEST_RUNNER, LocalAws
-from workflows.testing import VirtualClock
+from lambda_workflows.aws.dynamodb import DynamoStore
+from lambda_workflows.aws.runtime import LAMBDA_RUNNER, AwsRuntime, build_runtime
+from lambda_workflows.aws.sqs import parse_work_message
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.local.aws import TEST_RUNNER, LocalAws
+from lambda_workflows.testing import VirtualClock
 
 from . import fastmoto
 from .faults import FaultInjector
@@ -40,8 +40,8 @@ def quiet_lambdas() -> None:
     nothing here), only critical log lines (the harness reports what matters). Called by
     :class:`World`, so that importing the harness changes nothing for other tests."""
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "workflows")
-    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Workflows")
+    os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "lambda-workflows")
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
     os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
     os.environ["POWERTOOLS_LOG_LEVEL"] = "CRITICAL"
     warnings.filterwarnings("ignore", "No application metrics to publish")

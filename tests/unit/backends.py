@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
-from workflows import WorkflowEntrypoint
-from workflows.engine.advance import RunnerSettings
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.engine.advance import RunnerSettings
+from lambda_workflows.testing import WorkflowTestEnv
 
 BACKENDS = ("memory", "aws")
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .backends import BACKENDS, EnvFactory
 

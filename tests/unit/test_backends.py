@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 
 from .backends import EnvFactory
 

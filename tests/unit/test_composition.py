@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import workflows
+import lambda_workflows
 
-HANDLER = Path(workflows.__file__).resolve().parents[1]
-PACKAGE = HANDLER / "workflows"
+HANDLER = Path(lambda_workflows.__file__).resolve().parents[1]
+PACKAGE = HANDLER / "lambda_workflows"
 ENTRYPOINTS = ("api", "runner", "trigger", "sweep")
 
 
@@ -65,9 +65,9 @@ def cycle_through(graph: dict[str, set[str]], start: str) -> list[str] | None:
 
 
 def test_no_module_of_the_library_imports_one_that_imports_it_back() -> None:
-    # GIVEN every import in handler/workflows, deferred ones (inside functions) included
+    # GIVEN every import in handler/lambda_workflows, deferred ones (inside functions) included
     graph = import_graph()
-    assert "workflows.client" in graph and "workflows.aws.runtime" in graph
+    assert "lambda_workflows.client" in graph and "lambda_workflows.aws.runtime" in graph
     # THEN no module reaches itself again
     cycles = [cycle for name in sorted(graph) if (cycle := cycle_through(graph, name))]
     assert not cycles, f"import cycles: {[' -> '.join(cycle) for cycle in cycles]}"
@@ -100,7 +100,7 @@ def test_only_the_lambda_runtime_module_names_set_runtime() -> None:
 
 @pytest.mark.parametrize("entrypoint", ENTRYPOINTS)
 def test_each_entrypoint_takes_the_runtime_it_works_on(entrypoint: str) -> None:
-    module = importlib.import_module(f"workflows.entrypoints.{entrypoint}")
+    module = importlib.import_module(f"lambda_workflows.entrypoints.{entrypoint}")
     assert callable(module.make_handler)
     assert callable(module.handler)  # make_handler(get_runtime): what template.yaml names
 
@@ -108,14 +108,14 @@ def test_each_entrypoint_takes_the_runtime_it_works_on(entrypoint: str) -> None:
 def test_a_module_name_says_its_role_once() -> None:
     # Two modules of one name made readers guess which was meant: the Lambda handler and the
     # engine's advance (runner.py), the step timeline and its text (timeline.py), the embedded
-    # AWS and the adapters (local/aws.py reads like workflows.aws).
+    # AWS and the adapters (local/aws.py reads like lambda_workflows.aws).
     names = {str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")}
     assert {"entrypoints/runner.py", "engine/advance.py"} <= names
     assert "engine/runner.py" not in names
     assert {"engine/timeline.py", "text_timeline.py"} <= names and "timeline.py" not in names
     assert "local/embedded.py" in names  # local/aws.py only re-exports it for old imports
-    from workflows.entrypoints import api_models
-    from workflows.local import aws, embedded
+    from lambda_workflows.entrypoints import api_models
+    from lambda_workflows.local import aws, embedded
 
     assert aws.LocalAws is embedded.EmbeddedAws
     assert not {"NewInstance", "BatchResult"} & set(api_models.__all__)

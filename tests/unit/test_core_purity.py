@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import workflows
+import lambda_workflows
 
-ENGINE = Path(workflows.__file__).parent / "engine"
+ENGINE = Path(lambda_workflows.__file__).parent / "engine"
 BANNED_MODULES = {"boto3", "botocore", "aiobotocore", "moto"}
 CLOCK_READS = {("time", "time"), ("time", "time_ns"), ("datetime", "now"), ("datetime", "utcnow")}
 
@@ -35,7 +35,7 @@ def test_no_module_of_the_engine_imports_boto3() -> None:
 
 def test_importing_the_engine_and_test_kit_does_not_load_boto3() -> None:
     code = (
-        "import sys, workflows, workflows.testing, workflows.engine.advance;"
+        "import sys, workflows, lambda_workflows.testing, lambda_workflows.engine.advance;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('boto3','botocore','moto')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -59,7 +59,7 @@ def test_only_the_clock_module_reads_the_system_clock() -> None:
 def test_public_api_is_pinned() -> None:
     # Exactly these names: adding or removing one is a change of the public API, made here
     # on purpose, never by accident.
-    assert sorted(workflows.__all__) == [
+    assert sorted(lambda_workflows.__all__) == [
         "Clock",
         "Env",
         "ErrorInfo",
@@ -93,9 +93,9 @@ def test_public_api_is_pinned() -> None:
         "WorkflowStep",
         "WorkflowTimeoutError",
     ]
-    for name in workflows.__all__:
-        assert hasattr(workflows, name), name
-    from workflows import testing
+    for name in lambda_workflows.__all__:
+        assert hasattr(lambda_workflows, name), name
+    from lambda_workflows import testing
 
     assert {"WorkflowTestEnv", "Crash", "VirtualClock"} <= set(testing.__all__)
     assert issubclass(testing.Crash, BaseException)
@@ -103,6 +103,6 @@ def test_public_api_is_pinned() -> None:
 
 
 def test_the_suspension_signal_is_not_an_exception() -> None:
-    from workflows.engine.errors import Suspend
+    from lambda_workflows.engine.errors import Suspend
 
     assert issubclass(Suspend, BaseException) and not issubclass(Suspend, Exception)

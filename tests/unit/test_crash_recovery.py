@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.client import WorkflowInstance
-from workflows.engine.model import EntryKind, InstanceRef
-from workflows.testing import Crash, TestInstance
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.client import WorkflowInstance
+from lambda_workflows.engine.model import EntryKind, InstanceRef
+from lambda_workflows.testing import Crash, TestInstance
 
 from .backends import EnvFactory
 

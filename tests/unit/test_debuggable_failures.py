@@ -10,17 +10,17 @@ from typing import Any
 
 import pytest
 
-from workflows import (
+from lambda_workflows import (
     InstanceStatusView,
     StepInfo,
     WorkflowEntrypoint,
     WorkflowEvent,
     WorkflowStep,
 )
-from workflows.engine.clock import iso
-from workflows.engine.model import EntryKind
-from workflows.engine.tracebacks import MAX_TRACEBACK_BYTES
-from workflows.text_timeline import render
+from lambda_workflows.engine.clock import iso
+from lambda_workflows.engine.model import EntryKind
+from lambda_workflows.engine.tracebacks import MAX_TRACEBACK_BYTES
+from lambda_workflows.text_timeline import render
 
 from .backends import EnvFactory
 

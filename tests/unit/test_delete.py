@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from workflows import (
+from lambda_workflows import (
     InstanceNotFound,
     InvalidInput,
     WorkflowEntrypoint,
     WorkflowEvent,
     WorkflowStep,
 )
-from workflows.engine.errors import SuspendReason
-from workflows.engine.model import InstanceRef
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.engine.errors import SuspendReason
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .backends import EnvFactory
 

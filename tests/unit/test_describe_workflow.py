@@ -1,6 +1,6 @@
 """``describe``: a registered workflow's class, the first paragraph of its docstring, and how
 many of its instances have each status (counted from one walk of the workflow's listing, bounded:
-see workflows.engine.census)."""
+see lambda_workflows.engine.census)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from workflows import UnknownWorkflow, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine import census
-from workflows.engine.model import InstanceStatus
+from lambda_workflows import UnknownWorkflow, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine import census
+from lambda_workflows.engine.model import InstanceStatus
 
 from .backends import EnvFactory
 

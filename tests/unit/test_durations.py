@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from workflows import InvalidStepError
-from workflows.engine.durations import format_duration, parse_duration
+from lambda_workflows import InvalidStepError
+from lambda_workflows.engine.durations import format_duration, parse_duration
 
 
 @pytest.mark.parametrize(

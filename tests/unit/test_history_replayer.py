@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from workflows import NonDeterminismError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.history import History, HistoryFormatError, dumps, history_of
-from workflows.testing import ReplayDivergence, Replayer, StepCall, WorkflowTestEnv
+from lambda_workflows import NonDeterminismError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.history import History, HistoryFormatError, dumps, history_of
+from lambda_workflows.testing import ReplayDivergence, Replayer, StepCall, WorkflowTestEnv
 
 calls: Counter[str] = Counter()
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from workflows import Workflow
-from workflows.engine.errors import (
+from lambda_workflows import Workflow
+from lambda_workflows.engine.errors import (
     ConcurrentModification,
     ConfigurationError,
     InfrastructureError,
@@ -18,7 +18,7 @@ from workflows.engine.errors import (
     UnknownWorkflow,
     WorkflowError,
 )
-from workflows.http_service import ApiUnavailable, UnexpectedAnswer
+from lambda_workflows.http_service import ApiUnavailable, UnexpectedAnswer
 
 from .http_recorder import Recorder, recording_server
 

@@ -1,4 +1,4 @@
-"""``@immutable`` (workflows.engine.immutable): the engine's records behave as the frozen,
+"""``@immutable`` (lambda_workflows.engine.immutable): the engine's records behave as the frozen,
 slotted dataclasses they replaced, for every use the engine makes of them."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from workflows.engine.immutable import immutable
-from workflows.engine.model import (
+from lambda_workflows.engine.immutable import immutable
+from lambda_workflows.engine.model import (
     EntryKind,
     InstanceRecord,
     InstanceRef,
     InstanceStatus,
     JournalEntry,
 )
-from workflows.engine.transitions import KEEP, Change
+from lambda_workflows.engine.transitions import KEEP, Change
 
 
 @immutable

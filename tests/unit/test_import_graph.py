@@ -23,17 +23,17 @@ import pytest
 
 # Never loaded by any handler's import.
 EVERYWHERE = (
-    "workflows.lint",
-    "workflows.client",
-    "workflows.http_service",
-    "workflows.remote",
-    "workflows.dashboard",
-    "workflows.cli",
-    "workflows.local",
-    "workflows.testing",
-    "workflows.demo",
-    "workflows.text_timeline",
-    "workflows._step_mocks",
+    "lambda_workflows.lint",
+    "lambda_workflows.client",
+    "lambda_workflows.http_service",
+    "lambda_workflows.remote",
+    "lambda_workflows.dashboard",
+    "lambda_workflows.cli",
+    "lambda_workflows.local",
+    "lambda_workflows.testing",
+    "lambda_workflows.demo",
+    "lambda_workflows.text_timeline",
+    "lambda_workflows._step_mocks",
     "moto",
     "aws_lambda_powertools.utilities.batch",
     "aws_lambda_powertools.utilities.parser",
@@ -42,28 +42,28 @@ EVERYWHERE = (
 )
 # The replay engine: only the runner advances instances.
 REPLAY = (
-    "workflows.engine.advance",
-    "workflows.engine.replay",
-    "workflows.engine.operations",
+    "lambda_workflows.engine.advance",
+    "lambda_workflows.engine.replay",
+    "lambda_workflows.engine.operations",
 )
 # The instance API, its HTTP models and the validation behind them.
 INSTANCE_API = (
-    "workflows.engine.service",
-    "workflows.entrypoints.api_models",
+    "lambda_workflows.engine.service",
+    "lambda_workflows.entrypoints.api_models",
     "aws_lambda_powertools.event_handler",
     "pydantic",
     "pydantic_core",
 )
 # Recurring schedules' parser and cron engine: loaded when a registered workflow declares
 # schedules (and by the sweep, which reconciles them on every run), not otherwise.
-SCHEDULES = ("workflows.engine.schedules", "workflows.engine.cron", "zoneinfo")
+SCHEDULES = ("lambda_workflows.engine.schedules", "lambda_workflows.engine.cron", "zoneinfo")
 # The Powertools resolver: loaded by the first request the API's direct path leaves to it.
-RESOLVER = ("workflows.entrypoints._api_resolver", "workflows.engine.cron")
+RESOLVER = ("lambda_workflows.entrypoints._api_resolver", "lambda_workflows.engine.cron")
 NOT_LOADED = {
-    "workflows.entrypoints.runner": (*EVERYWHERE, *INSTANCE_API, *SCHEDULES),
-    "workflows.entrypoints.sweep": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:]),
-    "workflows.entrypoints.trigger": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:], *SCHEDULES),
-    "workflows.entrypoints.api": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:], *RESOLVER),
+    "lambda_workflows.entrypoints.runner": (*EVERYWHERE, *INSTANCE_API, *SCHEDULES),
+    "lambda_workflows.entrypoints.sweep": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:]),
+    "lambda_workflows.entrypoints.trigger": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:], *SCHEDULES),
+    "lambda_workflows.entrypoints.api": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:], *RESOLVER),
     "workflows": (*EVERYWHERE, *REPLAY, *INSTANCE_API, "boto3"),
 }
 
@@ -95,7 +95,7 @@ def test_a_handler_import_loads_only_what_its_requests_use(module: str) -> None:
 
 def test_the_client_is_still_importable_from_the_package_and_loads_on_first_use() -> None:
     loaded = loaded_by("import workflows\nfrom workflows import Workflow\nassert Workflow")
-    assert {"workflows.client", "workflows.http_service"} <= loaded
+    assert {"lambda_workflows.client", "lambda_workflows.http_service"} <= loaded
 
 
 def test_the_api_builds_its_models_on_first_use_not_at_import() -> None:
@@ -103,9 +103,9 @@ def test_the_api_builds_its_models_on_first_use_not_at_import() -> None:
     # its own route's models only. A model that does not derive from api_models._Model (or
     # that sets defer_build=False) is built at import and shows here.
     code = """
-import workflows.entrypoints.api
+import lambda_workflows.entrypoints.api
 from pydantic import BaseModel
-from workflows.entrypoints import api_models
+from lambda_workflows.entrypoints import api_models
 models = [v for v in vars(api_models).values() if isinstance(v, type) and issubclass(v, BaseModel)]
 assert len(models) > 20, models
 print("built:", sorted(m.__name__ for m in models if m.__pydantic_complete__))
@@ -119,12 +119,13 @@ print("built:", sorted(m.__name__ for m in models if m.__pydantic_complete__))
 FIRST_REQUESTS = """
 import json, sys
 from pathlib import Path
-from workflows.entrypoints import api
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.entrypoints import api
+from lambda_workflows.testing import WorkflowTestEnv
 from tests.functional.workflows_under_test import Lifecycle
 
-HEAVY = ("pydantic", "aws_lambda_powertools.event_handler", "workflows.entrypoints.api_models",
-         "workflows.entrypoints._api_resolver")
+HEAVY = ("pydantic", "aws_lambda_powertools.event_handler",
+"lambda_workflows.entrypoints.api_models",
+         "lambda_workflows.entrypoints._api_resolver")
 
 def heavy():
     return sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
@@ -172,13 +173,13 @@ def test_well_formed_requests_load_neither_the_resolver_nor_pydantic() -> None:
     assert seen["before"] == [] and seen["after_well_formed"] == []
     # AND a request it cannot take is answered by the resolver, which is loaded then
     assert seen["refused"] == [422, "validation_error"]
-    assert "workflows.entrypoints._api_resolver" in seen["after_refused"]
+    assert "lambda_workflows.entrypoints._api_resolver" in seen["after_refused"]
     assert "pydantic" in seen["after_refused"]
 
 
 SCHEDULED = """
 import sys, types
-from workflows import WorkflowEntrypoint
+from lambda_workflows import WorkflowEntrypoint
 module = types.ModuleType("scheduled_app")
 class Report(WorkflowEntrypoint):
     schedules = ["cron(0 9 * * ? *)"]
@@ -199,11 +200,11 @@ import {handler}
 def test_the_schedules_parser_loads_only_for_a_workflow_that_declares_schedules(
     handler: str,
 ) -> None:
-    module = f"workflows.entrypoints.{handler}"
+    module = f"lambda_workflows.entrypoints.{handler}"
     plain = loaded_by(SCHEDULED.format(spec="plain=scheduled_app:Plain", handler=module))
     assert offending(plain, SCHEDULES) == []
     scheduled = loaded_by(SCHEDULED.format(spec="report=scheduled_app:Report", handler=module))
-    assert "workflows.engine.schedules" in scheduled  # its schedules are checked at start
+    assert "lambda_workflows.engine.schedules" in scheduled  # its schedules are checked at start
 
 
 def test_a_bad_schedule_still_fails_the_cold_start() -> None:
@@ -211,7 +212,7 @@ def test_a_bad_schedule_still_fails_the_cold_start() -> None:
         SCHEDULED.format(spec="report=scheduled_app:Report", handler="json").replace(
             "cron(0 9 * * ? *)", "cron(every day)"
         )
-        + "from workflows.registry import load_workflows\nload_workflows()\n"
+        + "from lambda_workflows.registry import load_workflows\nload_workflows()\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "WORKFLOWS"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
@@ -243,8 +244,8 @@ print(json.dumps(sorted(found)))
 def test_the_engine_s_records_are_immutable_classes_not_frozen_dataclasses(handler: str) -> None:
     env = {k: v for k, v in os.environ.items() if k != "WORKFLOWS"}
     env.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    code = FIND_DATACLASSES.format(handler=f"workflows.entrypoints.{handler}")
+    code = FIND_DATACLASSES.format(handler=f"lambda_workflows.entrypoints.{handler}")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     frozen = json.loads(done.stdout.splitlines()[-1])
-    assert frozen == [], "define these with workflows.engine.immutable's @immutable"
+    assert frozen == [], "define these with lambda_workflows.engine.immutable's @immutable"

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from workflows import InvalidStepError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.errors import InvalidInput
-from workflows.engine.limits import check_event_type, check_id, check_workflow_name
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import InvalidStepError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.errors import InvalidInput
+from lambda_workflows.engine.limits import check_event_type, check_id, check_workflow_name
+from lambda_workflows.testing import WorkflowTestEnv
 
 ENDINGS = ["\n", "\r\n", "\n\n", "\x00"]
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.testing import WorkflowTestEnv
 
 
 class Chatty(WorkflowEntrypoint):

@@ -10,21 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from examples import EXAMPLES, GOOD_WORKFLOWS
-from examples.showcase import SHOWCASE_WORKFLOWS, SubscriptionWorkflow
-from workflows.engine.errors import (
+from lambda_workflows.engine.errors import (
     NOTHING_REGISTERED,
     ConfigurationError,
     UnknownWorkflow,
     WorkflowError,
 )
-from workflows.registry import load_workflows
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.examples import EXAMPLES, GOOD_WORKFLOWS
+from lambda_workflows.examples.showcase import SHOWCASE_WORKFLOWS, SubscriptionWorkflow
+from lambda_workflows.registry import load_workflows
+from lambda_workflows.testing import WorkflowTestEnv
 
 
 def test_pairs_name_module_and_class() -> None:
     registry = load_workflows(
-        "subs=examples.showcase:SubscriptionWorkflow, flaky = examples.showcase:FlakyFetchWorkflow"
+        "subs=lambda_workflows.examples.showcase:SubscriptionWorkflow, flaky = "
+        "lambda_workflows.examples.showcase:FlakyFetchWorkflow"
     )
     assert set(registry) == {"subs", "flaky"}
     assert registry["subs"] is SubscriptionWorkflow
@@ -52,11 +53,14 @@ def test_an_empty_registry_says_to_set_workflows() -> None:
 def test_the_library_never_imports_the_examples() -> None:
     # GIVEN no WORKFLOWS WHEN every part of the library is imported and the registry read
     code = (
-        "import sys, workflows, workflows.client, workflows.testing, workflows.cli, "
-        "workflows.aws.runtime, workflows.local.runtime, workflows.entrypoints.api, "
-        "workflows.entrypoints.runner, workflows.entrypoints.trigger, workflows.entrypoints.sweep;"
-        "from workflows.registry import load_workflows; load_workflows();"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'examples'))"
+        "import sys, lambda_workflows, lambda_workflows.client, lambda_workflows.testing, "
+        "lambda_workflows.cli, "
+        "lambda_workflows.aws.runtime, lambda_workflows.local.runtime, "
+        "lambda_workflows.entrypoints.api, "
+        "lambda_workflows.entrypoints.runner, lambda_workflows.entrypoints.trigger, "
+        "lambda_workflows.entrypoints.sweep;"
+        "from lambda_workflows.registry import load_workflows; load_workflows();"
+        "print(sorted(m for m in sys.modules if m.startswith('lambda_workflows.examples')))"
     )
     env = {k: v for k, v in os.environ.items() if k != "WORKFLOWS"}
     out = subprocess.run(
@@ -73,9 +77,9 @@ def test_the_library_never_imports_the_examples() -> None:
         ("orders", "malformed"),
         ("orders=no_colon", "malformed"),
         ("orders=no_such_module_xyz:Thing", "cannot import module 'no_such_module_xyz'"),
-        ("orders=examples.showcase:Missing", "has no class 'Missing'"),
-        ("orders=examples.showcase:attempts", "not a WorkflowEntrypoint subclass"),
-        ("bad name!=examples.showcase:SubscriptionWorkflow", "workflow name"),
+        ("orders=lambda_workflows.examples.showcase:Missing", "has no class 'Missing'"),
+        ("orders=lambda_workflows.examples.showcase:attempts", "not a WorkflowEntrypoint subclass"),
+        ("bad name!=lambda_workflows.examples.showcase:SubscriptionWorkflow", "workflow name"),
     ],
 )
 def test_a_bad_entry_fails_at_start_up_naming_it(spec: str, fragment: str) -> None:
@@ -89,7 +93,7 @@ def test_a_bad_entry_fails_at_start_up_naming_it(spec: str, fragment: str) -> No
 def test_a_lambda_cold_start_fails_on_a_bad_entry_naming_it(handler: str) -> None:
     env = {**os.environ, "WORKFLOWS": "orders=no_such_module_xyz:OrderWorkflow"}
     result = subprocess.run(
-        [sys.executable, "-c", f"import workflows.entrypoints.{handler}"],
+        [sys.executable, "-c", f"import lambda_workflows.entrypoints.{handler}"],
         env=env,
         capture_output=True,
         text=True,
@@ -102,7 +106,7 @@ def test_a_lambda_cold_start_fails_on_a_bad_entry_naming_it(handler: str) -> Non
 # --- a module that cannot be imported, and an empty registry -------------------------------
 
 ORDERS_MODULE = """\
-from workflows import WorkflowEntrypoint
+from lambda_workflows import WorkflowEntrypoint
 
 
 class OrderWorkflow(WorkflowEntrypoint):
@@ -125,11 +129,11 @@ def test_a_module_outside_the_project_gets_the_pythonpath_that_finds_it(
     # THEN the error shows the exact command that finds it
     message = str(info.value)
     assert "cannot import module 'my_orders_outside'" in message
-    assert f"`PYTHONPATH={tmp_path} workflows dev`" in message
+    assert f"`PYTHONPATH={tmp_path} lambda-workflows dev`" in message
     # AND that PYTHONPATH does register it (a fresh process, the current folder not on its path)
-    hinted = re.search(r"`PYTHONPATH=(\S+) workflows dev`", message)
+    hinted = re.search(r"`PYTHONPATH=(\S+) lambda-workflows dev`", message)
     assert hinted is not None
-    code = "from workflows.registry import load_workflows; print(sorted(load_workflows()))"
+    code = "from lambda_workflows.registry import load_workflows; print(sorted(load_workflows()))"
     env = {**os.environ, "WORKFLOWS": spec, "PYTHONPATH": hinted.group(1)}
     done = subprocess.run(
         [sys.executable, "-P", "-c", code],
@@ -150,8 +154,9 @@ def test_a_module_found_nowhere_gets_a_pythonpath_placeholder(
     monkeypatch.delenv("PYTHONPATH", raising=False)
     with pytest.raises(ConfigurationError) as info:
         load_workflows("orders=no_such_module_xyz:OrderWorkflow")
-    assert "`PYTHONPATH=/path/to/the/folder/holding/no_such_module_xyz workflows dev`" in str(
-        info.value
+    assert (
+        "`PYTHONPATH=/path/to/the/folder/holding/no_such_module_xyz lambda-workflows dev`"
+        in str(info.value)
     )
     assert "handler/" in str(info.value)  # where a deployed module goes
 
@@ -180,7 +185,7 @@ def test_a_module_importing_something_not_installed_names_the_dependency(
 
 
 def test_the_empty_registry_error_shows_a_workflows_setting_to_copy() -> None:
-    assert "`WORKFLOWS=orders=my_module:OrderWorkflow workflows dev`" in NOTHING_REGISTERED
+    assert "`WORKFLOWS=orders=my_module:OrderWorkflow lambda-workflows dev`" in NOTHING_REGISTERED
     with pytest.raises(UnknownWorkflow) as info:
         WorkflowTestEnv({}).create("orders")
     assert "WORKFLOWS=orders=my_module:OrderWorkflow" in str(info.value)
@@ -188,9 +193,9 @@ def test_the_empty_registry_error_shows_a_workflows_setting_to_copy() -> None:
 
 @pytest.mark.parametrize("command", [["run", "orders"], ["dev", "--port", "0"]])
 def test_run_and_dev_with_nothing_registered_say_to_set_workflows(command: list[str]) -> None:
-    # GIVEN no WORKFLOWS WHEN `workflows run orders` / `workflows dev` starts
+    # GIVEN no WORKFLOWS WHEN `lambda-workflows run orders` / `lambda-workflows dev` starts
     env = {k: v for k, v in os.environ.items() if k != "WORKFLOWS"}
-    code = "import sys; from workflows.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from lambda_workflows.cli import main; sys.exit(main(sys.argv[1:]))"
     done = subprocess.run(
         [sys.executable, "-c", code, *command],
         env=env,

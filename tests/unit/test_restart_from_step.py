@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from workflows import InvalidInput, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import InvalidInput, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .backends import EnvFactory
 

@@ -12,12 +12,12 @@ from typing import Any, ClassVar
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.advance import RunnerSettings
-from workflows.engine.errors import InvalidWorkflowError
-from workflows.engine.model import InstanceRef
-from workflows.engine.retention import Retention, parse_retention
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.advance import RunnerSettings
+from lambda_workflows.engine.errors import InvalidWorkflowError
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.engine.retention import Retention, parse_retention
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .backends import EnvFactory
 

@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from workflows import (
+from lambda_workflows import (
     NonRetryableError,
     StepFailedError,
     WorkflowEntrypoint,
     WorkflowEvent,
     WorkflowStep,
 )
-from workflows.engine.config import DEFAULT_CONFIG, RetryConfig, parse_config
+from lambda_workflows.engine.config import DEFAULT_CONFIG, RetryConfig, parse_config
 
 from .backends import EnvFactory
 

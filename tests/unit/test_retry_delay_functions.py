@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from workflows import (
+from lambda_workflows import (
     InvalidStepError,
     StepFailedError,
     WorkflowEntrypoint,
     WorkflowEvent,
     WorkflowStep,
 )
-from workflows.engine.config import RetryConfig, parse_config
-from workflows.engine.model import EntryKind
-from workflows.testing import Crash
+from lambda_workflows.engine.config import RetryConfig, parse_config
+from lambda_workflows.engine.model import EntryKind
+from lambda_workflows.testing import Crash
 
 from .backends import EnvFactory
 

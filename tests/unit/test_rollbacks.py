@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from workflows import (
+from lambda_workflows import (
     InstanceFailedError,
     InvalidStepError,
     NonRetryableError,
@@ -22,9 +22,9 @@ from workflows import (
     WorkflowEvent,
     WorkflowStep,
 )
-from workflows.engine.model import EntryKind, InstanceStatusView, JournalEntry
-from workflows.testing import Crash, TestInstance
-from workflows.text_timeline import render
+from lambda_workflows.engine.model import EntryKind, InstanceStatusView, JournalEntry
+from lambda_workflows.testing import Crash, TestInstance
+from lambda_workflows.text_timeline import render
 
 from .backends import EnvFactory
 

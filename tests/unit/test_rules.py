@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import pydantic
 import pytest
 
-from workflows import (
+from lambda_workflows import (
     EventMutationError,
     InstanceAlreadyExists,
     InvalidInput,

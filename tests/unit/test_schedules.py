@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint
-from workflows.engine.errors import ConfigurationError, InvalidInput, InvalidWorkflowError
-from workflows.engine.schedules import (
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.engine.errors import ConfigurationError, InvalidInput, InvalidWorkflowError
+from lambda_workflows.engine.schedules import (
     InvalidSchedule,
     Schedule,
     firing,
@@ -18,8 +18,8 @@ from workflows.engine.schedules import (
     parse_schedule,
     parse_schedules,
 )
-from workflows.registry import check_schedules
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.registry import check_schedules
+from lambda_workflows.testing import WorkflowTestEnv
 
 
 def at(text: str) -> float:
@@ -274,7 +274,7 @@ def test_registration_rejects_a_bad_schedule_naming_the_workflow() -> None:
 
 
 def test_registration_through_workflows_rejects_a_bad_schedule() -> None:
-    from workflows.registry import load_workflows
+    from lambda_workflows.registry import load_workflows
 
     with pytest.raises(ConfigurationError, match=r"workflow reports .*rate\(value unit\)"):
         load_workflows(f"reports={__name__}:BadSchedule")
@@ -288,7 +288,7 @@ def test_a_cron_expression_is_written_as_scheduler_takes_it() -> None:
 
 
 def test_the_trigger_turns_a_firing_into_its_instance() -> None:
-    from workflows.entrypoints.trigger import Creation, from_message
+    from lambda_workflows.entrypoints.trigger import Creation, from_message
 
     body = '{"workflow": "report", "scheduled_time": "2025-01-06T08:00:00Z"}'
     assert from_message(body, "message-1") == Creation(
@@ -306,7 +306,7 @@ def test_the_trigger_turns_a_firing_into_its_instance() -> None:
     ],
 )
 def test_a_malformed_firing_is_refused(body: str, reason: str) -> None:
-    from workflows.entrypoints.trigger import from_message
+    from lambda_workflows.entrypoints.trigger import from_message
 
     with pytest.raises(InvalidInput, match=reason):
         from_message(body, "message-1")

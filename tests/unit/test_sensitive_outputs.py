@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from workflows import InvalidStepError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine import codec
-from workflows.engine.config import parse_config
+from lambda_workflows import InvalidStepError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine import codec
+from lambda_workflows.engine.config import parse_config
 
 from .backends import EnvFactory
 

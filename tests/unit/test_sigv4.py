@@ -18,8 +18,8 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from workflows import Workflow
-from workflows.engine.errors import ConfigurationError
+from lambda_workflows import Workflow
+from lambda_workflows.engine.errors import ConfigurationError
 
 from .http_recorder import Recorded, Recorder, recording_server
 
@@ -161,7 +161,7 @@ def test_an_execute_api_url_is_signed_by_default_for_the_region_in_its_host(
 
 
 def test_a_local_url_is_not_signed(credentials: None, recorder: Recorder) -> None:
-    # GIVEN credentials in the environment, and the URL of a `workflows dev`
+    # GIVEN credentials in the environment, and the URL of a `lambda-workflows dev`
     recorder.answer = (201, {"id": "o-1", "status": "queued"})
 
     # WHEN the client creates an instance there

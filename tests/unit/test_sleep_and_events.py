@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from workflows import (
+from lambda_workflows import (
     InvalidStepError,
     WorkflowEntrypoint,
     WorkflowEvent,
@@ -94,7 +94,7 @@ def test_sleep_longer_than_365_days_is_rejected(make_env: EnvFactory) -> None:
 
 
 def test_sleep_until_needs_an_aware_datetime() -> None:
-    from workflows.engine.step import WorkflowStep as Step
+    from lambda_workflows.engine.step import WorkflowStep as Step
 
     step = Step(replay=None)  # type: ignore[arg-type]
     with pytest.raises(InvalidStepError, match="aware datetime"):
@@ -186,7 +186,7 @@ def test_an_uncaught_wait_timeout_errors_the_instance(make_env: EnvFactory) -> N
 
 
 def test_wait_timeout_must_be_between_one_second_and_365_days() -> None:
-    from workflows.engine.step import WorkflowStep as Step
+    from lambda_workflows.engine.step import WorkflowStep as Step
 
     step = Step(replay=None)  # type: ignore[arg-type]
     with pytest.raises(InvalidStepError, match="between 1 second and 365 days"):

@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 
-from workflows import InvalidInput, StepNotFound, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows import (
+    InvalidInput,
+    StepNotFound,
+    WorkflowEntrypoint,
+    WorkflowEvent,
+    WorkflowStep,
+)
 
 from .backends import EnvFactory
 

@@ -1,7 +1,7 @@
 """run() cannot swallow the engine's suspension: a sleep inside asyncio.gather(...,
 return_exceptions=True), asyncio.wait, a TaskGroup or ``except BaseException`` still sleeps,
 no step after it runs early, and run() never holds the suspension as a value (a suspended
-step parks until the pass ends; see workflows.engine.parking)."""
+step parks until the pass ends; see lambda_workflows.engine.parking)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.testing import Crash, WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.testing import Crash, WorkflowTestEnv
 
 HOUR = 3600.0
 ran_after: list[float] = []

@@ -1,5 +1,5 @@
 """Sync step callbacks: inline when the step is alone, in worker threads beside other steps, and
-under their timeout either way (see workflows.engine.callbacks).
+under their timeout either way (see lambda_workflows.engine.callbacks).
 
 Where a callback ran is observed by its thread; an interrupted callback by the lines after the
 interruption that never ran. No test measures a duration.
@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from workflows import StepFailedError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.testing import Crash
+from lambda_workflows import StepFailedError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.testing import Crash
 
 from .backends import EnvFactory
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from workflows import (
+from lambda_workflows import (
     NonRetryableError,
     StepFailedError,
     WorkflowEntrypoint,
@@ -18,8 +18,8 @@ from workflows import (
     WorkflowStep,
     WorkflowTimeoutError,
 )
-from workflows.engine.errors import InvalidStepError
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.engine.errors import InvalidStepError
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .backends import EnvFactory
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.errors import ConfigurationError, InvalidWorkflowError
-from workflows.engine.recovery import SWEEP_MARGIN
-from workflows.engine.versions import PARK_RETRY_SECONDS
-from workflows.registry import load_workflows
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.errors import ConfigurationError, InvalidWorkflowError
+from lambda_workflows.engine.recovery import SWEEP_MARGIN
+from lambda_workflows.engine.versions import PARK_RETRY_SECONDS
+from lambda_workflows.registry import load_workflows
 
 from .backends import EnvFactory
 

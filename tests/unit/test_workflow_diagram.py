@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from examples import GOOD_WORKFLOWS
-from examples.showcase import SHOWCASE_WORKFLOWS
-from workflows.dashboard.diagram import Node, NodeKind
-from workflows.dashboard.diagram_builder import DiagramError, build_diagram
-from workflows.dashboard.diagram_route import diagram_of
+from lambda_workflows.dashboard.diagram import Node, NodeKind
+from lambda_workflows.dashboard.diagram_builder import DiagramError, build_diagram
+from lambda_workflows.dashboard.diagram_route import diagram_of
+from lambda_workflows.examples import GOOD_WORKFLOWS
+from lambda_workflows.examples.showcase import SHOWCASE_WORKFLOWS
 
 Outline = Any
 EXAMPLES = {**GOOD_WORKFLOWS, **SHOWCASE_WORKFLOWS}
@@ -152,7 +152,7 @@ EVERY_SHAPE = textwrap.dedent("""
     import asyncio
     from functools import partial
     from asyncio import gather as together
-    from workflows import StepFailedError, WorkflowEntrypoint, WorkflowStep
+    from lambda_workflows import StepFailedError, WorkflowEntrypoint, WorkflowStep
 
 
     class Fulfilment(WorkflowEntrypoint):

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.errors import InstanceNotFound
-from workflows.engine.model import InstanceRef
-from workflows.entrypoints.trigger import WORKFLOW_EVENT, delivery_handler
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.errors import InstanceNotFound
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.entrypoints.trigger import WORKFLOW_EVENT, delivery_handler
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .backends import EnvFactory
 

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
+from lambda_workflows.entrypoints import api as api_function
+from lambda_workflows.entrypoints import api_models
+from lambda_workflows.entrypoints import trigger as trigger_function
+from lambda_workflows.entrypoints._api_common import RUNTIME
+from lambda_workflows.entrypoints._api_direct import ROUTES
+from lambda_workflows.entrypoints._api_resolver import app as resolver_app
+from lambda_workflows.testing import WorkflowTestEnv
 from tests.functional.workflows_under_test import Lifecycle
-from workflows.entrypoints import api as api_function
-from workflows.entrypoints import api_models
-from workflows.entrypoints import trigger as trigger_function
-from workflows.entrypoints._api_common import RUNTIME
-from workflows.entrypoints._api_direct import ROUTES
-from workflows.entrypoints._api_resolver import app as resolver_app
-from workflows.testing import WorkflowTestEnv
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 WORKFLOWS = {"orders": Lifecycle}

@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workflows.entrypoints.api import MAX_BODY_BYTES
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.entrypoints.api import MAX_BODY_BYTES
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .conftest import WORKFLOWS, Api, build_event
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from workflows.entrypoints.api import MAX_BODY_BYTES
+from lambda_workflows.entrypoints.api import MAX_BODY_BYTES
 
 from .conftest import _NO_BODY, Api
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from workflows.engine.model import InstanceRef
-from workflows.entrypoints.api import app
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.entrypoints.api import app
 
 from .conftest import Api
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from workflows.engine.model import InstanceRef
-from workflows.entrypoints.api import app
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.entrypoints.api import app
 
 from .conftest import Api
 

@@ -24,15 +24,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.entrypoints import _api_direct as direct
-from workflows.entrypoints import api as api_function
-from workflows.entrypoints import api_models
-from workflows.entrypoints._api_common import RUNTIME
-from workflows.entrypoints._api_ops import capped
-from workflows.entrypoints._api_resolver import app as resolver
-from workflows.entrypoints._api_wire import SHAPES
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.entrypoints import _api_direct as direct
+from lambda_workflows.entrypoints import api as api_function
+from lambda_workflows.entrypoints import api_models
+from lambda_workflows.entrypoints._api_common import RUNTIME
+from lambda_workflows.entrypoints._api_ops import capped
+from lambda_workflows.entrypoints._api_resolver import app as resolver
+from lambda_workflows.entrypoints._api_wire import SHAPES
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .conftest import Api, build_event
 

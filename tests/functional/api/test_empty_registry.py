@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .conftest import Api
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from workflows.client import Workflow
-from workflows.engine.errors import InvalidInput
-from workflows.engine.limits import check_id
-from workflows.engine.model import InstanceRef
-from workflows.entrypoints.trigger import derived_id
+from lambda_workflows.client import Workflow
+from lambda_workflows.engine.errors import InvalidInput
+from lambda_workflows.engine.limits import check_id
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.entrypoints.trigger import derived_id
 
 from .conftest import Api, sample
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.testing import Replayer, StepCall, WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.testing import Replayer, StepCall, WorkflowTestEnv
 
 from .conftest import Api
 

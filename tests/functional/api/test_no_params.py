@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.model import InstanceRef
-from workflows.entrypoints.trigger import derived_id
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.entrypoints.trigger import derived_id
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .conftest import Api, sample
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
-from workflows.entrypoints.api import app
+from lambda_workflows.entrypoints.api import app
 
 from .conftest import Api
 

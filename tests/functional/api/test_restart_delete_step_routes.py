@@ -13,10 +13,10 @@ from urllib.parse import quote
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.entrypoints.api import STEP_OUTPUT_CAP, app
-from workflows.testing import WorkflowTestEnv
-from workflows.text_timeline import render
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.entrypoints.api import STEP_OUTPUT_CAP, app
+from lambda_workflows.testing import WorkflowTestEnv
+from lambda_workflows.text_timeline import render
 
 from .conftest import Api
 
@@ -147,7 +147,7 @@ def test_the_status_answer_leaves_out_large_outputs_and_the_step_route_has_them(
     assert (steps[("tick", 2)]["output"], steps[("tick", 2)]["output_truncated"]) == (2, False)
     assert steps[("token", 1)]["output"] == "[REDACTED]"
     big_line = next(line for line in render(body).splitlines() if "'a/b big'" in line)
-    assert big_line.endswith("-> (over 64 KiB: workflows instances step shows it)")
+    assert big_line.endswith("-> (over 64 KiB: lambda-workflows instances step shows it)")
 
     # the step route: the whole of it, by its percent-encoded name
     answer = api.request("GET", f"{path}/steps/{quote('a/b big', safe='')}")

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.entrypoints.api import app
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.entrypoints.api import app
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .conftest import Api
 

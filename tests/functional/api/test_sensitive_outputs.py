@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .conftest import Api
 
@@ -57,7 +57,7 @@ def test_the_api_redacts_a_sensitive_step_but_not_the_output(vault_api: Api) -> 
 
 
 def test_the_openapi_document_says_where_outputs_are_redacted() -> None:
-    from workflows.entrypoints.api import app
+    from lambda_workflows.entrypoints.api import app
 
     document = json.loads(app.get_openapi_json_schema())
     output = document["components"]["schemas"]["StepView"]["properties"]["output"]

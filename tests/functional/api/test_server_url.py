@@ -1,6 +1,6 @@
 """The OpenAPI document (``/openapi.json``, and the one the Swagger UI at ``/docs`` uses) names
 the server it was served from, so "Try it out" calls the API there: the stage path on API
-Gateway's execute-api domain, ``/`` on a custom domain and in ``workflows dev``."""
+Gateway's execute-api domain, ``/`` on a custom domain and in ``lambda-workflows dev``."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_a_stage_named_like_a_route_is_not_taken_for_a_prefix(api: Api) -> None:
 
 @pytest.mark.parametrize("route", ["/openapi.json", "/docs"])
 def test_an_event_not_from_api_gateway_is_served_at_the_root(api: Api, route: str) -> None:
-    # GIVEN an event as workflows dev builds it: a stage "local" in no URL, no domain name
+    # GIVEN an event as lambda-workflows dev builds it: a stage "local" in no URL, no domain name
     event = through_api_gateway(route, stage="local", called=f"/local{route}")
     del event["requestContext"]["domainName"]
 

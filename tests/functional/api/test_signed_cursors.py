@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from workflows.aws.cursors import CURSOR_KEY_ITEM, MAX_CURSOR, CursorSigner
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.aws.cursors import CURSOR_KEY_ITEM, MAX_CURSOR, CursorSigner
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .conftest import WORKFLOWS, Api
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.tracebacks import MAX_TRACEBACK_BYTES
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.tracebacks import MAX_TRACEBACK_BYTES
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .conftest import Api
 
@@ -100,7 +100,7 @@ def test_a_step_that_failed_three_times_shows_each_attempt_and_its_traceback(
         trace = error["traceback"]
         assert f'File "{__file__}"' in trace
         assert "in reserve_stock" in trace and 'reserve_stock("cat-poster", ctx.attempt)' in trace
-        assert "handler/workflows" not in trace and "asyncio" not in trace
+        assert "handler/lambda_workflows" not in trace and "asyncio" not in trace
     # AND the row's own error keeps its two keys
     assert row["error"] == {"name": "LookupError", "message": "no stock for cat-poster (attempt 3)"}
 
@@ -165,7 +165,7 @@ def test_a_timed_out_wait_shows_its_type_and_the_timeout(failures_api: Api) -> N
 
 
 def test_the_openapi_document_describes_attempts_waits_and_sleeps() -> None:
-    from workflows.entrypoints.api import app
+    from lambda_workflows.entrypoints.api import app
 
     document = json.loads(app.get_openapi_json_schema())
     validate(document, cls=OpenAPIV31SpecValidator)

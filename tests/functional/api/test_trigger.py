@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from workflows.engine.errors import InvalidInput, UnknownWorkflow
-from workflows.engine.limits import ID_PATTERN
-from workflows.engine.model import InstanceRef
-from workflows.entrypoints.trigger import derived_id
+from lambda_workflows.engine.errors import InvalidInput, UnknownWorkflow
+from lambda_workflows.engine.limits import ID_PATTERN
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.entrypoints.trigger import derived_id
 
 from .conftest import Api, sample
 

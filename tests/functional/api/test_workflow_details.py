@@ -1,6 +1,6 @@
 """GET /workflows/{name}: the workflow's class, module, the first paragraph of its docstring and
 its instances counted by status (one walk of the workflow's listing, every shard paged, at most
-workflows.engine.census.CENSUS_LIMIT instances)."""
+lambda_workflows.engine.census.CENSUS_LIMIT instances)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from lambda_workflows.aws.shards import index_shard
+from lambda_workflows.engine import census
+from lambda_workflows.engine.model import InstanceStatus
+from lambda_workflows.testing import WorkflowTestEnv
 from tests.functional.workflows_under_test import Lifecycle
-from workflows.aws.shards import index_shard
-from workflows.engine import census
-from workflows.engine.model import InstanceStatus
-from workflows.testing import WorkflowTestEnv
 
 from .conftest import Api
 

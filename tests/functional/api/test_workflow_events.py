@@ -10,12 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from infra.intrinsics import Values, resolve
-from infra.template import load_template, parameter_defaults
 
-from tests.functional.faults import Faults
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from workflows.engine.errors import (
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.errors import (
     InstanceAlreadyExists,
     InstanceNotFound,
     InvalidInput,
@@ -23,10 +20,13 @@ from workflows.engine.errors import (
     StorageError,
     UnknownWorkflow,
 )
-from workflows.engine.model import InstanceRef
-from workflows.engine.recovery import SWEEP_MARGIN
-from workflows.entrypoints import sweep
-from workflows.testing import WorkflowTestEnv
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.engine.recovery import SWEEP_MARGIN
+from lambda_workflows.entrypoints import sweep
+from lambda_workflows.infra.intrinsics import Values, resolve
+from lambda_workflows.infra.template import load_template, parameter_defaults
+from lambda_workflows.testing import WorkflowTestEnv
+from tests.functional.faults import Faults
 
 from .conftest import Api, sample
 

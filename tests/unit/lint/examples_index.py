@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import examples
+import lambda_workflows.examples
 
-EXAMPLES_DIR = Path(examples.__file__).parent
+EXAMPLES_DIR = Path(lambda_workflows.examples.__file__).parent
 EXAMPLE_MODULES = sorted(
     path for path in EXAMPLES_DIR.glob("*.py") if not path.name.startswith("_")
 )
@@ -46,7 +46,7 @@ def spans(path: Path) -> list[Span]:
 
 
 def marked(path: Path) -> set[tuple[int, str]]:
-    """``(line, rule)`` for every ``# workflows: ignore[RULE]`` comment of the module."""
+    """``(line, rule)`` for every ``# lambda-workflows: ignore[RULE]`` comment of the module."""
     found: set[tuple[int, str]] = set()
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         match = _IGNORE.search(line)

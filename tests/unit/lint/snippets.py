@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from workflows.lint import Finding, lint_source
+from lambda_workflows.lint import Finding, lint_source
 
 PRELUDE = """\
 import asyncio
@@ -18,7 +18,7 @@ import boto3
 import httpx
 import requests
 
-from workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 
 
 class Snippet(WorkflowEntrypoint):

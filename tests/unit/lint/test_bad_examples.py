@@ -7,7 +7,7 @@ nothing else.
 
 from __future__ import annotations
 
-from workflows.lint import Finding, lint_paths
+from lambda_workflows.lint import Finding, lint_paths
 
 from .examples_index import example_path, line_of, marked
 

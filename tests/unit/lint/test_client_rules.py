@@ -39,7 +39,7 @@ def test_create_batch_is_fine() -> None:
 
 def test_create_in_a_loop_inside_run_is_wf110_too() -> None:
     source = """
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
 
         class W(WorkflowEntrypoint):
             async def run(self, event, step):

@@ -1,4 +1,4 @@
-"""``workflows lint`` as a command: output formats, exit codes, bad usage."""
+"""``lambda-workflows lint`` as a command: output formats, exit codes, bad usage."""
 
 from __future__ import annotations
 
@@ -10,25 +10,27 @@ from pathlib import Path
 
 import pytest
 
-import workflows
-from workflows.lint import RULES, RULES_OF_WORKFLOWS, Finding, lint_paths, main
+import lambda_workflows
+from lambda_workflows.lint import RULES, RULES_OF_WORKFLOWS, Finding, lint_paths, main
 
-HANDLER_DIR = Path(workflows.__file__).parents[1]
+HANDLER_DIR = Path(lambda_workflows.__file__).parents[1]
 
 BAD = """\
 import random
-from workflows import WorkflowEntrypoint
+from lambda_workflows import WorkflowEntrypoint
 
 
 class W(WorkflowEntrypoint):
     async def run(self, event, step):
         coin = random.random()
-        quiet = random.random()  # workflows: ignore[WF102]
+        quiet = random.random()  # lambda-workflows: ignore[WF102]
 """
 
 CLEAN = """\
 import random
-from workflows import WorkflowEntrypoint
+
+import lambda_workflows
+from lambda_workflows import WorkflowEntrypoint
 
 
 class W(WorkflowEntrypoint):
@@ -119,7 +121,7 @@ def test_a_missing_path_exits_2_with_a_clear_message(
 @pytest.mark.parametrize("argv", [[], ["--format", "xml", "x.py"], ["--bogus", "x.py"]])
 def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
-    assert "usage: workflows lint" in capsys.readouterr().err
+    assert "usage: lambda-workflows lint" in capsys.readouterr().err
 
 
 def test_help_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
@@ -150,8 +152,8 @@ def test_many_files_are_linted_in_parallel_with_the_same_result(tmp_path: Path) 
         (tmp_path / f"w{n:03d}.py").write_text(BAD if n % 2 else CLEAN)
     script = (
         "import json, sys\n"
-        "from workflows.lint import lint_paths\n"
-        "from workflows.lint.parallel import map_in_processes\n"
+        "from lambda_workflows.lint import lint_paths\n"
+        "from lambda_workflows.lint.parallel import map_in_processes\n"
         "assert map_in_processes(sorted, [3, 1, 2], 2) is not None, 'no worker processes'\n"
         "print(json.dumps([f.line for f in lint_paths([sys.argv[1]], jobs=2)]))\n"
     )
@@ -170,7 +172,7 @@ def test_many_files_are_linted_in_parallel_with_the_same_result(tmp_path: Path) 
 
 
 def test_every_rule_is_documented_with_its_rule_of_workflows() -> None:
-    import workflows.lint as package
+    import lambda_workflows.lint as package
 
     doc = " ".join((package.__doc__ or "").split())
     for rule in RULES.values():

@@ -55,7 +55,7 @@ def test_imported_aliases_are_resolved() -> None:
         """
         from datetime import datetime as dt
         from uuid import uuid4
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
 
         class W(WorkflowEntrypoint):
             async def run(self, event, step):
@@ -157,7 +157,7 @@ def test_logging_the_time_inside_a_step_is_fine() -> None:
 def test_a_helper_that_reads_randomness_counts_when_called_outside_a_step() -> None:
     source = """
         import random
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
 
         def get_random_int(low, high):
             return random.randrange(low, high)

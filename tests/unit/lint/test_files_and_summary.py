@@ -1,4 +1,4 @@
-"""``workflows lint``: the one-line summary, syntax errors always reported, non-Python files
+"""``lambda-workflows lint``: the one-line summary, syntax errors always reported, non-Python files
 skipped."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from workflows.lint import lint_paths, lint_source, main
+from lambda_workflows.lint import lint_paths, lint_source, main
 
 CLEAN_WORKFLOW = """\
-from workflows import WorkflowEntrypoint
+from lambda_workflows import WorkflowEntrypoint
 
 
 class W(WorkflowEntrypoint):
@@ -21,7 +21,7 @@ class W(WorkflowEntrypoint):
 
 BAD_WORKFLOW = """\
 import time
-from workflows import WorkflowEntrypoint
+from lambda_workflows import WorkflowEntrypoint
 
 
 class W(WorkflowEntrypoint):
@@ -83,9 +83,9 @@ def test_with_findings_the_summary_counts_files_and_problems_on_stderr(
     [
         "def broken(:\n",  # a module with nothing of Workflows in it
         "from workflows import WorkflowEntrypoint\ndef broken(:\n",
-        "def broken(:  # workflows: ignore\n",
-        "def broken(:  # workflows: ignore[WF100]\n",
-        "# workflows: ignore\nclass W(WorkflowEntrypoint)\n",
+        "def broken(:  # lambda-workflows: ignore\n",
+        "def broken(:  # lambda-workflows: ignore[WF100]\n",
+        "# lambda-workflows: ignore\nclass W(WorkflowEntrypoint)\n",
     ],
 )
 @pytest.mark.parametrize("flags", [[], ["--no-ignore"], ["--format", "json"]])

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-import examples
-from examples import GOOD_WORKFLOWS
-from examples._fakes import example_env
-from workflows import WorkflowEntrypoint
-from workflows.lint import lint_paths
-from workflows.testing import WorkflowTestEnv
+import lambda_workflows.examples
+from lambda_workflows import WorkflowEntrypoint
+from lambda_workflows.examples import GOOD_WORKFLOWS
+from lambda_workflows.examples._fakes import example_env
+from lambda_workflows.lint import lint_paths
+from lambda_workflows.testing import WorkflowTestEnv
 
 from .examples_index import EXAMPLE_MODULES, EXAMPLES_DIR, marked, spans
 
@@ -53,7 +53,7 @@ def test_good_workflows_maps_names_to_the_good_classes() -> None:
         assert issubclass(workflow, WorkflowEntrypoint)
         assert not workflow.__name__.startswith("Bad")
         assert name == name.lower() and " " not in name
-        assert workflow.__module__.startswith(examples.__name__ + ".")
+        assert workflow.__module__.startswith(lambda_workflows.examples.__name__ + ".")
 
 
 def test_every_good_example_runs_to_completion_on_the_engine() -> None:

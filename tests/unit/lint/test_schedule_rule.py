@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from workflows.lint import lint_source
+from lambda_workflows.lint import lint_source
 
 
 def rules(source: str) -> list[tuple[int, str]]:
@@ -14,7 +14,7 @@ def rules(source: str) -> list[tuple[int, str]]:
 
 def test_a_bad_cron_expression_is_reported_with_the_syntax() -> None:
     source = """
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
 
         class Report(WorkflowEntrypoint):
             schedules = ["rate(1 hour)", "cron(0 9 * * MON-FRI *)"]
@@ -34,7 +34,7 @@ def test_a_bad_cron_expression_is_reported_with_the_syntax() -> None:
 def test_good_schedules_other_classes_and_computed_values_pass() -> None:
     source = """
         import os
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
 
         class Report(WorkflowEntrypoint):
             schedules = [{"expression": "cron(0 9 ? * MON-FRI *)", "timezone": "Europe/Paris"}]

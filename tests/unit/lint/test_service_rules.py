@@ -106,7 +106,7 @@ def test_nested_steps_count_as_their_own_steps() -> None:
 
 def test_module_level_upper_case_bindings_are_services() -> None:
     source = """
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
         from fakes import KV, HTTP_CAT
 
         class W(WorkflowEntrypoint):
@@ -123,7 +123,7 @@ def test_module_level_loggers_locks_and_patterns_are_not_services() -> None:
     source = """
         import logging
         import re
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
 
         LOGGER = logging.getLogger(__name__)
         PATTERN = re.compile("cat-[0-9]+")
@@ -176,7 +176,7 @@ def test_returning_a_whole_response_or_body_is_wf109(callback: str) -> None:
 
 def test_a_url_held_in_a_module_constant_counts_as_http() -> None:
     source = """
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
 
         DATASET_URL = "https://api.example.com/large-dataset"
 

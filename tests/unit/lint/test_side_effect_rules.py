@@ -57,7 +57,7 @@ def test_aws_and_http_calls_outside_a_step_are_wf103(statement: str) -> None:
 def test_calls_on_a_boto3_client_made_elsewhere_are_wf103() -> None:
     source = """
         import boto3
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
 
         S3 = boto3.client("s3")
 

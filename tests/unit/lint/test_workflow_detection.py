@@ -20,7 +20,7 @@ def test_only_workflow_classes_are_checked() -> None:
 def test_any_base_named_like_workflow_entrypoint_makes_a_workflow() -> None:
     source = """
         import random
-        import workflows
+        import lambda_workflows
 
         class A(workflows.WorkflowEntrypoint):
             async def run(self, event, step):
@@ -36,7 +36,7 @@ def test_any_base_named_like_workflow_entrypoint_makes_a_workflow() -> None:
 def test_parameter_names_are_taken_by_position() -> None:
     source = """
         import time
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
 
         class W(WorkflowEntrypoint):
             async def run(self, ev, s):
@@ -49,7 +49,7 @@ def test_parameter_names_are_taken_by_position() -> None:
 def test_helpers_taking_the_step_are_checked_like_run() -> None:
     source = """
         import random
-        from workflows import WorkflowEntrypoint, WorkflowStep
+        from lambda_workflows import WorkflowEntrypoint, WorkflowStep
 
         async def charge(step: WorkflowStep, customer):
             if random.random() > 0.5:
@@ -66,7 +66,7 @@ def test_callbacks_given_by_name_or_through_partial_are_inside_a_step() -> None:
     source = """
         import functools
         import random
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
 
         class W(WorkflowEntrypoint):
             async def run(self, event, step):
@@ -86,7 +86,7 @@ def test_callbacks_given_by_name_or_through_partial_are_inside_a_step() -> None:
 def test_a_local_def_that_is_never_called_is_not_checked() -> None:
     source = """
         import random
-        from workflows import WorkflowEntrypoint
+        from lambda_workflows import WorkflowEntrypoint
 
         class W(WorkflowEntrypoint):
             async def run(self, event, step):

@@ -1,0 +1,170 @@
+"""Listing cursors, signed so that only the cursors the API handed out come back in.
+
+A cursor is ``base64url(payload) "." base64url(HMAC-SHA256(key, payload))``, the payload being
+compact JSON (a DynamoDB ``LastEvaluatedKey``). A cursor is checked in this order: its length
+(at most :data:`MAX_CURSOR` characters), its form, then its signature with
+``hmac.compare_digest``; only a cursor that passes all three is parsed as JSON. So a forged
+cursor (a deeply nested one, a key of another table, a flipped character) is refused as
+``InvalidInput`` without ever reaching the JSON parser or the listing's Query.
+
+The key comes from the stack without another AWS service or template resource: a random
+32-byte key stored in the instance table itself as one config item (``pk = "C#cursor-key"``,
+``sk = "C"``, the key as base64 text, so that tools dumping items as JSON still can). It has
+none of the index attributes, so it never appears in a listing or in the recovery sweep, and no
+``expires_at``, so TTL never deletes it. The first process that issues a cursor creates it with
+a conditional put (first writer wins); a process that loses that race, or whose put timed out
+after it was written, reads the winner's key back with a consistent GetItem. Each process caches
+the key: a Lambda container pays one GetItem, and only when it first issues or reads a cursor.
+Verifying never creates the key: while none exists no cursor was ever issued, so every cursor is
+refused and a rejected request writes nothing.
+
+DynamoDB errors are raised as botocore raised them; the store calls these methods inside its
+own error boundary, which turns them into domain errors.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from lambda_workflows.engine.errors import InvalidInput, StorageError
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+__all__ = ["CURSOR_KEY_ITEM", "MAX_CURSOR", "CursorSigner"]
+
+CURSOR_KEY_ITEM = {"pk": {"S": "C#cursor-key"}, "sk": {"S": "C"}}
+MAX_CURSOR = 2048
+_KEY_BYTES = 32
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _invalid() -> InvalidInput:
+    return InvalidInput(
+        "cursor is not valid: pass back, unchanged, the cursor of the previous page of the same "
+        "listing, or start again without one"
+    )
+
+
+class CursorSigner:
+    """Signs and verifies listing cursors with a key kept in the instance table.
+
+    Args:
+        client: a boto3 DynamoDB client (injected: tests pass one bound to moto).
+        table: the instance table's name.
+    """
+
+    def __init__(self, client: DynamoDBClient, table: str) -> None:
+        self.client = client
+        self.table = table
+        self._key: bytes | None = None
+        self._lock = threading.Lock()  # the local runtime serves requests from many threads
+
+    def sign(self, payload: Mapping[str, Any]) -> str:
+        """A cursor carrying ``payload`` (JSON), creating the stack's key on first use."""
+        body = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+        return f"{_encode(body)}.{_encode(_mac(self._signing_key(), body))}"
+
+    def verify(self, cursor: str) -> Any:
+        """The payload of a cursor :meth:`sign` made with this stack's key.
+
+        Raises:
+            InvalidInput: anything else: too long, malformed, or a signature that does not
+                match (checked before the payload is parsed).
+        """
+        if len(cursor) > MAX_CURSOR:
+            raise _invalid()
+        encoded, dot, signature = cursor.partition(".")
+        if not dot:
+            raise _invalid()
+        body, mac = _decode(encoded), _decode(signature)
+        key = self._verifying_key()
+        if key is None or not hmac.compare_digest(mac, _mac(key, body)):
+            raise _invalid()
+        try:
+            return json.loads(body)
+        except ValueError:  # signed by us, so never; but never a 500 either
+            raise _invalid() from None
+
+    # --- the key ----------------------------------------------------------------------------
+
+    def _signing_key(self) -> bytes:
+        with self._lock:
+            if self._key is None:
+                self._key = self._read() or self._create()
+            return self._key
+
+    def _verifying_key(self) -> bytes | None:
+        with self._lock:
+            if self._key is None:
+                self._key = self._read()
+            return self._key
+
+    def _create(self) -> bytes:
+        key = secrets.token_bytes(_KEY_BYTES)
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={**CURSOR_KEY_ITEM, "key": {"S": base64.b64encode(key).decode("ascii")}},
+                # attribute_not_exists(pk): two processes issuing their first cursor at once
+                # must not sign with different keys; the first writer's key is the stack's.
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+            # another process won, or our own put landed before a timeout and botocore's retry
+            # found it there: either way the stored key is the one to use
+            winner = self._read()
+            if winner is None:
+                raise StorageError(
+                    "another process created the cursor key but it could not be read back; retry"
+                ) from None
+            return winner
+        return key
+
+    def _read(self) -> bytes | None:
+        found = self.client.get_item(TableName=self.table, Key=CURSOR_KEY_ITEM, ConsistentRead=True)
+        item = found.get("Item")
+        if item is None:
+            return None
+        try:
+            key = base64.b64decode(item["key"]["S"], validate=True)
+        except (KeyError, binascii.Error, ValueError):
+            key = b""
+        if len(key) != _KEY_BYTES:
+            raise StorageError(
+                f"the cursor key item {CURSOR_KEY_ITEM['pk']['S']!r} of table {self.table!r} "
+                f"does not hold a {_KEY_BYTES}-byte key in base64; delete the item and a new key "
+                "is made (cursors already handed out stop working)"
+            )
+        return key
+
+
+def _mac(key: bytes, body: bytes) -> bytes:
+    return hmac.new(key, body, hashlib.sha256).digest()
+
+
+def _encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _decode(text: str) -> bytes:
+    """Unpadded base64url, strictly: any other character is an invalid cursor."""
+    if not _BASE64URL.fullmatch(text):
+        raise _invalid()
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raise _invalid() from None

@@ -1,0 +1,889 @@
+"""The instance store on one DynamoDB table (see :mod:`lambda_workflows.aws.items` for the layout).
+
+What makes results exactly-once: a journal entry is written with a conditional put
+(``attribute_not_exists``) and is never updated. When the condition fails, DynamoDB hands back
+the item already there (``ReturnValuesOnConditionCheckFailure=ALL_OLD``) and that recorded
+value is the one everybody continues with: the first writer wins, always.
+
+What makes wake-ups never lost: every write to the instance item bumps ``version``, and the
+runner's writes are conditional on the version it loaded (see ``lambda_workflows.engine.advance``).
+
+A failed condition (ConditionalCheckFailed, or a transaction cancelled by one) is a lost race,
+handled in place here; every other failure goes through
+:func:`lambda_workflows.aws.errors.translate`
+and becomes a StorageError, which the engine treats as "try again later", never as a step
+failure. A timeout after sending leaves the outcome unknown; callers resolve it by reading back
+(a conditional put that did happen makes the retry lose to itself and hand back the same
+entry), never by guessing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from lambda_workflows.engine.clock import Clock
+from lambda_workflows.engine.errors import (
+    InstanceAlreadyExists,
+    InstanceNotFound,
+    StorageError,
+)
+from lambda_workflows.engine.model import (
+    FINISHED,
+    RUNNABLE,
+    EventRecord,
+    InstanceRecord,
+    InstanceRef,
+    InstanceStatus,
+    JournalEntry,
+)
+from lambda_workflows.engine.ports import CLAIM_SPAN, BatchCreateResult, InstancePage, InstanceState
+from lambda_workflows.engine.recovery import all_due_shards, due_shard
+from lambda_workflows.engine.transitions import Change
+from lambda_workflows.engine.usage import schedules_in
+
+from . import items as it
+from .errors import error_code, translate
+from .journal_writes import off_loop
+from .listing import START, in_threads, merged_page, one_by_one, payload_of, position_of
+from .shards import INDEX_SHARDS, Listing
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from .cursors import CursorSigner
+    from .slots import DynamoSlots
+
+T = TypeVar("T")
+log = logging.getLogger("lambda_workflows.dynamodb")
+
+_TRANSACTION_BYTES = 3_500_000  # under the 4 MB TransactWriteItems limit
+_TRANSACTION_ITEMS = 100
+_BATCH_WRITE = 25  # BatchWriteItem's limit per call
+_BATCH_TRIES = 8  # calls per batch before unprocessed items are given up on
+# leased and set running; waitingForPause is leased as it is (the runner pauses it)
+_LEASED_TO_RUN = sorted(RUNNABLE - {InstanceStatus.WAITING_FOR_PAUSE})
+
+
+def _boundary(call: Callable[[], T]) -> T:
+    """Run one DynamoDB call, turning ClientErrors and botocore errors into domain errors."""
+    try:
+        return call()
+    except (ClientError, BotoCoreError) as exc:
+        raise translate(exc, "DynamoDB") from exc
+
+
+class DynamoStore:
+    """:class:`~lambda_workflows.engine.ports.InstanceStore` on one DynamoDB table.
+
+    Args:
+        client: a boto3 DynamoDB client (injected: tests pass one bound to moto).
+        table: the table name.
+        clock: the time source (TTL stamps).
+        parallel_writes: journal writes a pass awaits run in threads, so that steps finishing
+            together record together (see :mod:`lambda_workflows.aws.journal_writes`); False records
+            each one inline, in call order (a harness that numbers every AWS call in order).
+        index_shards: shards of each listing index key (see :mod:`lambda_workflows.aws.shards`: it
+            may grow between deployments, never shrink). A listing queries the shards at
+            the same time unless ``parallel_writes`` is False (then in order).
+    """
+
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        table: str,
+        clock: Clock,
+        *,
+        parallel_writes: bool = True,
+        index_shards: int = INDEX_SHARDS,
+    ) -> None:
+        self.client = client
+        self.table = table
+        self.clock = clock
+        self.parallel_writes = parallel_writes
+        self.index_shards = index_shards
+
+    @functools.cached_property
+    def cursors(self) -> CursorSigner:
+        """Signs and checks listing cursors (made on first use: only listings need it)."""
+        from .cursors import CursorSigner
+
+        return CursorSigner(self.client, self.table)
+
+    # --- creating -------------------------------------------------------------------------
+
+    def create(self, record: InstanceRecord) -> None:
+        try:
+            # attribute_not_exists(pk): only if no instance with this id exists — a second
+            # create of the same id fails instead of overwriting.
+            self._put_instance(record, "attribute_not_exists(pk)", {})
+        except _ConditionFailed as taken:
+            if taken.item is None or not it.is_deleted(taken.item):
+                raise InstanceAlreadyExists(record.workflow, record.id) from None
+            self._create_over(record, taken.item)
+
+    def _create_over(self, record: InstanceRecord, tombstone: dict[str, Any]) -> None:
+        """Create ``record`` in place of a deleted instance's tombstone, above its version
+        and journal generation (a late writer of the deleted instance is never read)."""
+        version = it.get_int(tombstone, "version")
+        generation = max(record.generation, it.get_int(tombstone, "generation"))
+        reborn = dataclasses.replace(record, version=version + 1, generation=generation)
+        try:
+            # still that tombstone: nobody created (or deleted) the id meanwhile
+            self._put_instance(
+                reborn,
+                "attribute_exists(deleted_at) AND #version = :tombstone",
+                {":tombstone": it.n(version)},
+            )
+        except _ConditionFailed:
+            raise InstanceAlreadyExists(record.workflow, record.id) from None
+
+    def _put_instance(self, record: InstanceRecord, condition: str, values: dict[str, Any]) -> None:
+        """Write a new instance item (and its chunks) if ``condition`` holds; _ConditionFailed
+        carries the item that was there."""
+        item, chunks = it.instance_item(record, self.index_shards)
+        put: dict[str, Any] = {
+            "TableName": self.table,
+            "Item": item,
+            "ConditionExpression": condition,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        if values:
+            put |= {"ExpressionAttributeNames": {"#version": "version"}}
+            put |= {"ExpressionAttributeValues": values}
+        if chunks:
+            try:
+                self._transact([{"Put": put}, *({"Put": self._new(c)} for c in chunks)])
+            except _ConditionFailed as failed:
+                raise _ConditionFailed(failed.old_item(0)) from None
+        else:
+            _boundary_raw(lambda: self.client.put_item(**put))
+
+    def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
+        """One transaction for the batch when it fits (≤ 100 items, < 4 MB); ids that exist
+        make the transaction fail with a per-item reason, and the rest is retried without them.
+        """
+        result = BatchCreateResult()
+        pending = list(records)
+        for group in self._groups(pending):
+            remaining = list(group)
+            while remaining:
+                puts = []
+                for record in remaining:
+                    item, chunks = it.instance_item(record, self.index_shards)
+                    puts.append((record, item, chunks))
+                if any(chunks for _, _, chunks in puts):
+                    self._create_each(remaining, result)  # chunked params: a transaction each
+                    break
+                actions = [
+                    {
+                        "Put": {
+                            "TableName": self.table,
+                            "Item": item,
+                            # only if the id is free (see create)
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                        }
+                    }
+                    for _, item, _ in puts
+                ]
+                try:
+                    self._transact(actions)
+                except _ConditionFailed as failed:
+                    taken = {remaining[i].id for i in failed.indexes if i < len(remaining)}
+                    deleted = [  # ids of deleted instances are free: created one by one
+                        remaining[i]
+                        for i in failed.indexes
+                        if i < len(remaining) and it.is_deleted(failed.old_item(i) or {})
+                    ]
+                    self._create_each(deleted, result)
+                    reborn = {r.id for r in deleted}
+                    result.existing.extend(
+                        r.id for r in remaining if r.id in taken and r.id not in reborn
+                    )
+                    remaining = [r for r in remaining if r.id not in taken]
+                    continue
+                result.created.extend(r.id for r in remaining)
+                remaining = []
+        return result
+
+    def _create_each(self, records: Sequence[InstanceRecord], result: BatchCreateResult) -> None:
+        for record in records:
+            try:
+                self.create(record)
+                result.created.append(record.id)
+            except InstanceAlreadyExists:
+                result.existing.append(record.id)
+
+    def _groups(self, records: list[InstanceRecord]) -> list[list[InstanceRecord]]:
+        groups: list[list[InstanceRecord]] = [[]]
+        size = 0
+        for record in records:
+            weight = len(record.params) + 512
+            if groups[-1] and (
+                len(groups[-1]) >= _TRANSACTION_ITEMS or size + weight > _TRANSACTION_BYTES
+            ):
+                groups.append([])
+                size = 0
+            groups[-1].append(record)
+            size += weight
+        return [g for g in groups if g]
+
+    # --- reading --------------------------------------------------------------------------
+
+    def get(self, ref: InstanceRef) -> InstanceRecord:
+        response = _boundary(
+            lambda: self.client.get_item(
+                TableName=self.table,
+                Key=self._key(ref, it.INSTANCE_SK),
+                ConsistentRead=True,
+            )
+        )
+        item = response.get("Item")
+        if item is None or it.is_deleted(item):
+            raise _not_found(ref)
+        return it.instance_record(item)
+
+    def load(self, ref: InstanceRef) -> InstanceState:
+        """One strongly consistent Query over the instance's partition (paginated past 1 MB)."""
+        pk = it.instance_pk(ref.workflow, ref.id)
+        found: list[dict[str, Any]] = []
+        start: dict[str, Any] | None = None
+        while True:
+            query: dict[str, Any] = {
+                "TableName": self.table,
+                # the whole partition: instance item, events, journal, chunks
+                "KeyConditionExpression": "pk = :pk",
+                "ExpressionAttributeValues": {":pk": it.s(pk)},
+                "ConsistentRead": True,
+            }
+            if start:
+                query["ExclusiveStartKey"] = start
+            page = _boundary(lambda q=query: self.client.query(**q))  # type: ignore[misc]
+            found.extend(page.get("Items", []))
+            start = page.get("LastEvaluatedKey")
+            if not start:
+                break
+        chunks = {i["sk"]["S"]: i for i in found if it.CHUNK_MARK in i["sk"]["S"]}
+        instance = next((i for i in found if i["sk"]["S"] == it.INSTANCE_SK), None)
+        if instance is None or it.is_deleted(instance):
+            raise _not_found(ref)
+        record = it.instance_record(instance, chunks)
+        prefix = it.journal_sk(record.generation, "")
+        entries = [
+            it.journal_entry(i, chunks)
+            for i in found
+            if i["sk"]["S"].startswith(prefix) and it.CHUNK_MARK not in i["sk"]["S"]
+        ]
+        events = [
+            it.event_record(i, chunks)
+            for i in found
+            if i["sk"]["S"].startswith(it.EVENT_PREFIX) and it.CHUNK_MARK not in i["sk"]["S"]
+        ]
+        if record.status not in FINISHED:
+            self._refresh_ttl(found)
+        return InstanceState(
+            record, entries, [e for e in events if e.generation == record.generation]
+        )
+
+    def _refresh_ttl(self, found: list[dict[str, Any]]) -> None:
+        """Push back the TTL of items of a very long-lived instance before they expire."""
+        soon = self.clock.time() + it.REFRESH_BEFORE
+        for item in found:
+            ttl = item.get("expires_at")
+            if item["sk"]["S"] != it.INSTANCE_SK and ttl is not None and float(ttl["N"]) < soon:
+                later = it.n(self.clock.time() + it.JOURNAL_HORIZON)
+                _boundary(
+                    lambda i=item, v=later: self.client.update_item(  # type: ignore[misc]
+                        TableName=self.table,
+                        Key={"pk": i["pk"], "sk": i["sk"]},
+                        UpdateExpression="SET expires_at = :t",
+                        ExpressionAttributeValues={":t": v},
+                    )
+                )
+
+    def list_instances(
+        self,
+        workflow: str,
+        status: InstanceStatus | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> InstancePage:
+        """A merge of the listing's shards, newest first (see :mod:`lambda_workflows.aws.listing`
+        for the cursor and what a page costs: one Query per shard not yet exhausted, and a
+        few to top up a shard holding more than its share of the page)."""
+        listing = Listing(workflow, None if status is None else status.value)
+        position = START
+        if cursor:
+            # the signature is checked before the cursor is parsed; its shape after
+            position = position_of(_boundary(lambda: self.cursors.verify(cursor)), listing)
+        partitions = listing.partitions(self.index_shards)
+
+        def query(partition: int, start: dict[str, Any] | None, limit: int) -> Any:
+            page = self._index_query(listing, partitions[partition], position.after, start, limit)
+            return page.get("Items", []), page.get("LastEvaluatedKey")
+
+        items, after = merged_page(
+            query, len(partitions), position, limit, listing.sort_key, self._together
+        )
+        records = [it.instance_record(i) for i in items]
+        if after is None:
+            return InstancePage(records, None)
+        payload = payload_of(listing, after)
+        return InstancePage(records, _boundary(lambda: self.cursors.sign(payload)))
+
+    def _index_query(
+        self,
+        listing: Listing,
+        partition: str,
+        below: str | None,
+        start: dict[str, Any] | None,
+        limit: int,
+    ) -> Any:
+        """One newest-first Query of one listing partition, of what sorts below ``below``."""
+        condition = f"{listing.key} = :v"
+        values = {":v": it.s(partition)}
+        if below is not None:
+            # below the last instance the previous page returned: the order is total
+            condition += f" AND {listing.sort_key} < :below"
+            values[":below"] = it.s(below)
+        query: dict[str, Any] = {
+            "TableName": self.table,
+            "IndexName": listing.index,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+            "ScanIndexForward": False,
+            "Limit": limit,
+        }
+        if start is not None:
+            query["ExclusiveStartKey"] = start
+        return _boundary(lambda: self.client.query(**query))
+
+    def _together(self, calls: list[Callable[[], T]]) -> list[T]:
+        """Independent reads (a Query per shard) at the same time, or in order when the store
+        runs its calls in order (``parallel_writes`` False: a harness numbering every call)."""
+        return in_threads(calls) if self.parallel_writes else one_by_one(calls)
+
+    def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
+        """A Query per due-index shard (keys only): no scan, whatever the table holds."""
+        found: list[tuple[float, InstanceRef]] = []
+        for shard in all_due_shards():
+            query: dict[str, Any] = {
+                "TableName": self.table,
+                "IndexName": "by_due",
+                # the shard's instances due before the cut-off, most overdue first
+                "KeyConditionExpression": "due_shard = :shard AND due_at < :before",
+                "ExpressionAttributeValues": {":shard": it.s(shard), ":before": it.n(before)},
+                "Limit": limit,
+            }
+            page = _boundary(lambda q=query: self.client.query(**q))  # type: ignore[misc]
+            for item in page.get("Items", []):
+                ref = it.instance_ref(str(it.get_s(item, "pk")))
+                if ref is not None:
+                    found.append((it.get_n(item, "due_at") or 0.0, ref))
+        found.sort(key=lambda f: f[0])
+        return [ref for _, ref in found[:limit]]
+
+    # --- the journal ----------------------------------------------------------------------
+
+    def record(self, ref: InstanceRef, generation: int, entry: JournalEntry) -> JournalEntry:
+        pk = it.instance_pk(ref.workflow, ref.id)
+        item, chunks = it.entry_item(pk, generation, entry, self.clock.time())
+        put = {
+            "TableName": self.table,
+            "Item": item,
+            # attribute_not_exists(pk): a journal entry is recorded once and never changed;
+            # a second writer (duplicate message, concurrent runner) loses and gets ours back.
+            "ConditionExpression": "attribute_not_exists(pk)",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        try:
+            if chunks:
+                self._transact([{"Put": put}, *({"Put": self._new(c)} for c in chunks)])
+            else:
+                _boundary_raw(lambda: self.client.put_item(**put))  # type: ignore[arg-type]
+        except _ConditionFailed as lost:
+            return self._winner(ref, lost.item, item)
+        return entry
+
+    async def record_async(
+        self, ref: InstanceRef, generation: int, entry: JournalEntry
+    ) -> JournalEntry:
+        if not self.parallel_writes:
+            return self.record(ref, generation, entry)
+        return await off_loop(self.record, ref, generation, entry)
+
+    def _winner(
+        self, ref: InstanceRef, old: dict[str, Any] | None, mine: dict[str, Any]
+    ) -> JournalEntry:
+        """The entry that won the race, read back from the failed condition (or the table)."""
+        if old is None:  # some SDKs omit ALL_OLD in transactions: read it
+            old = _boundary(
+                lambda: self.client.get_item(
+                    TableName=self.table,
+                    Key={"pk": mine["pk"], "sk": mine["sk"]},
+                    ConsistentRead=True,
+                )
+            ).get("Item")
+            if old is None:
+                raise StorageError(f"journal entry {mine['sk']['S']!r} of {ref} vanished")
+        chunks: dict[str, Any] = {}
+        if it.has_chunks(old, "result"):
+            chunks = self._chunks_of(old)
+        return it.journal_entry(old, chunks)
+
+    def _chunks_of(self, owner: dict[str, Any]) -> dict[str, Any]:
+        page = _boundary(
+            lambda: self.client.query(
+                TableName=self.table,
+                # the chunk items of one owner: its sort key followed by the chunk mark
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues={
+                    ":pk": owner["pk"],
+                    ":prefix": it.s(owner["sk"]["S"] + it.CHUNK_MARK),
+                },
+                ConsistentRead=True,
+            )
+        )
+        return {i["sk"]["S"]: i for i in page.get("Items", [])}
+
+    # --- restarts and deletes -------------------------------------------------------------
+
+    def claim_generation(self, ref: InstanceRef, generation: int, token: str) -> bool:
+        pk = it.instance_pk(ref.workflow, ref.id)
+        put = {
+            "TableName": self.table,
+            "Item": it.claim_item(pk, generation, token, self.clock.time()),
+            # attribute_not_exists(pk): one restart per generation; another restart that
+            # claimed it first keeps it (and a retry of our own claim finds our token)
+            "ConditionExpression": "attribute_not_exists(pk)",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        try:
+            _boundary_raw(lambda: self.client.put_item(**put))  # type: ignore[arg-type]
+        except _ConditionFailed as taken:
+            holder = taken.item
+            if holder is None:  # some SDKs omit ALL_OLD: read it
+                holder = _boundary(
+                    lambda: self.client.get_item(
+                        TableName=self.table,
+                        Key=self._key(ref, it.claim_sk(generation)),
+                        ConsistentRead=True,
+                    )
+                ).get("Item")
+            return holder is not None and it.get_s(holder, "token") == token
+        return True
+
+    def seed_generation(
+        self,
+        ref: InstanceRef,
+        generation: int,
+        entries: Sequence[JournalEntry],
+        events: Sequence[EventRecord],
+    ) -> None:
+        # Unconditional puts: the generation is claimed by the restart writing it, nobody
+        # reads it before the instance moves to it, and writing the same copies twice is
+        # harmless.
+        pk = it.instance_pk(ref.workflow, ref.id)
+        now = self.clock.time()
+        items: list[dict[str, Any]] = []
+        for entry in entries:
+            item, chunks = it.entry_item(pk, generation, entry, now)
+            items += [item, *chunks]
+        for event in events:
+            item, chunks = it.event_item(pk, event, now)
+            items += [item, *chunks]
+        self._batch_write([{"PutRequest": {"Item": item}} for item in items], must_finish=True)
+
+    def delete(self, record: InstanceRecord) -> bool:
+        ref = record.ref
+        now = self.clock.time()
+        tombstone = it.tombstone_item(
+            ref, record.version + 1, record.generation + CLAIM_SPAN + 1, now
+        )
+        try:
+            _boundary_raw(
+                lambda: self.client.put_item(
+                    TableName=self.table,
+                    Item=tombstone,
+                    # version = :expected: deleted as it was decided (terminated, finished);
+                    # a signal, a restart or another delete since then wins, and we decide
+                    # again. The tombstone's version is above every version a runner holds,
+                    # so each of its conditional writes fails from now on.
+                    ConditionExpression="#version = :expected",
+                    ExpressionAttributeNames={"#version": "version"},
+                    ExpressionAttributeValues={":expected": it.n(record.version)},
+                )
+            )
+        except _ConditionFailed:
+            return False
+        keys = [key for key in self._partition_keys(ref) if key["sk"]["S"] != it.INSTANCE_SK]
+        self._batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
+        return True
+
+    def _partition_keys(self, ref: InstanceRef) -> list[dict[str, Any]]:
+        """The keys of every item of the instance's partition (one Query, paginated)."""
+        keys: list[dict[str, Any]] = []
+        start: dict[str, Any] | None = None
+        while True:
+            query: dict[str, Any] = {
+                "TableName": self.table,
+                # the whole partition, keys only
+                "KeyConditionExpression": "pk = :pk",
+                "ExpressionAttributeValues": {":pk": it.s(it.instance_pk(ref.workflow, ref.id))},
+                "ProjectionExpression": "pk, sk",
+                "ConsistentRead": True,
+            }
+            if start:
+                query["ExclusiveStartKey"] = start
+            page = _boundary(lambda q=query: self.client.query(**q))  # type: ignore[misc]
+            keys += [{"pk": i["pk"], "sk": i["sk"]} for i in page.get("Items", [])]
+            start = page.get("LastEvaluatedKey")
+            if not start:
+                return keys
+
+    def _batch_write(self, requests: list[dict[str, Any]], *, must_finish: bool = False) -> None:
+        """BatchWriteItem in calls of 25, sending unprocessed items again (a few times).
+
+        What is still unprocessed after that raises StorageError when ``must_finish`` (a
+        restart's copies: the restart fails, nothing moved to them), else is left and logged
+        (a deleted instance's items: never read again, they expire by their TTL).
+        """
+        for start in range(0, len(requests), _BATCH_WRITE):
+            pending = requests[start : start + _BATCH_WRITE]
+            for _ in range(_BATCH_TRIES):
+                if not pending:
+                    break
+                answer = _boundary(
+                    lambda p=pending: self.client.batch_write_item(  # type: ignore[misc]
+                        RequestItems={self.table: p}
+                    )
+                )
+                unprocessed: list[Any] = list(
+                    answer.get("UnprocessedItems", {}).get(self.table, [])
+                )
+                pending = unprocessed
+            if pending and must_finish:
+                raise StorageError(f"DynamoDB left {len(pending)} write(s) unprocessed; retry")
+            if pending:
+                log.warning("%d item write(s) left unprocessed in %s", len(pending), self.table)
+
+    # --- events ---------------------------------------------------------------------------
+
+    def add_event(
+        self, ref: InstanceRef, event: EventRecord, expected_version: int, due_at: float | None
+    ) -> EventRecord | None:
+        pk = it.instance_pk(ref.workflow, ref.id)
+        now = self.clock.time()
+        item, chunks = it.event_item(pk, event, now)
+        sets = "version = :next, updated_at = :now"
+        values: dict[str, Any] = {
+            ":next": it.n(expected_version + 1),
+            ":expected": it.n(expected_version),
+            ":now": it.n(now),
+            ":c": it.s("complete"),
+            ":e": it.s("errored"),
+            ":t": it.s("terminated"),
+        }
+        if due_at is not None:
+            sets += ", due_at = :due, due_shard = :shard"
+            values |= {":due": it.n(due_at), ":shard": it.s(due_shard(ref))}
+        bump = {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(ref, it.INSTANCE_SK),
+                # item_writes: every item of this transaction (see lambda_workflows.engine.usage)
+                "UpdateExpression": "SET " + sets + " ADD item_writes :written",
+                # version = :expected: nothing changed since the sender read the instance, so
+                # the event's id (the new version) sorts after every event committed before it
+                # — FIFO from the store, never from a clock — and the sender's decision to
+                # wake the instance or not was taken on its current state. Not finished:
+                # events to finished instances are refused.
+                "ConditionExpression": "version = :expected AND NOT (#s IN (:c, :e, :t))",
+                "ExpressionAttributeNames": {"#s": "status"},
+                "ExpressionAttributeValues": values,
+            }
+        }
+        actions = [bump, {"Put": self._new(item)}]
+        if event.key is not None:
+            marker = self._new(it.event_key_item(pk, event, now))
+            # the key's marker exists: this event was sent before; hand back that one
+            marker["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+            actions.append({"Put": marker})
+        actions += [{"Put": self._new(c)} for c in chunks]
+        values[":written"] = it.n(len(actions))
+        try:
+            self._transact(actions)
+        except _ConditionFailed as failed:
+            if event.key is not None and 2 in failed.indexes:
+                return self.find_event(ref, event.key)
+            if 0 in failed.indexes:
+                self.get(ref)  # raises InstanceNotFound when it does not exist
+                return None
+            raise StorageError(f"event {event.id} of {ref} was already stored") from None
+        return event
+
+    def find_event(self, ref: InstanceRef, key: str) -> EventRecord | None:
+        response = _boundary(
+            lambda: self.client.get_item(
+                TableName=self.table,
+                Key=self._key(ref, it.EVENT_KEY_PREFIX + key),
+                ConsistentRead=True,
+            )
+        )
+        item = response.get("Item")
+        return None if item is None else it.keyed_event(item)
+
+    # --- the instance item ----------------------------------------------------------------
+
+    def update(
+        self, ref: InstanceRef, expected_version: int, change: Change
+    ) -> InstanceRecord | None:
+        parts = it.change_update(
+            ref, change, expected_version + 1, self.clock.time(), self.index_shards
+        )
+        parts.names["#version"] = "version"
+        # what it used, in this same write (see lambda_workflows.engine.usage)
+        parts.add("item_writes", 1 + len(parts.chunks))
+        if scheduled := schedules_in(change):
+            parts.add("schedules", scheduled)
+        update = {
+            "TableName": self.table,
+            "Key": self._key(ref, it.INSTANCE_SK),
+            "UpdateExpression": parts.expression(),
+            # version = :expected — nobody (event, control, other runner) wrote since we read
+            "ConditionExpression": "#version = :expected",
+            "ExpressionAttributeNames": parts.names,
+            "ExpressionAttributeValues": parts.values | {":expected": it.n(expected_version)},
+        }
+        try:
+            if parts.chunks:
+                self._transact([{"Update": update}, *({"Put": c} for c in parts.chunks)])
+                return self.get(ref)
+            response = _boundary_raw(
+                lambda: self.client.update_item(**update, ReturnValues="ALL_NEW")  # type: ignore[arg-type]
+            )
+        except _ConditionFailed:
+            return None
+        return it.instance_record(response["Attributes"])
+
+    def acquire_lease(
+        self,
+        ref: InstanceRef,
+        owner: str,
+        now: float,
+        expires_at: float,
+        *,
+        needs_slot: bool = False,
+    ) -> InstanceRecord | None:
+        values: dict[str, Any] = {
+            ":owner": it.s(owner),
+            ":expires": it.n(expires_at),
+            ":now": it.n(now),
+            ":one": it.n(1),
+            ":running": it.s(InstanceStatus.RUNNING.value),
+            **_running_listing_keys(ref, self.index_shards),
+            ":shard": it.s(due_shard(ref)),
+            **{f":s{i}": it.s(s.value) for i, s in enumerate(_LEASED_TO_RUN)},
+        }
+        base = (
+            "ADD invocations :one, item_writes :one "  # what it used: see engine.usage
+            "SET lease_owner = :owner, lease_expires_at = :expires, version = version + :one, "
+            "updated_at = :now, started_at = if_not_exists(started_at, :now), "
+            "due_at = :expires, due_shard = :shard"
+        )
+        # runnable (queued, running, waiting) and nobody else holds a live lease: one runner
+        # at a time; an expired lease (a runner that died) may be taken over, and a lease that
+        # is already ours (the same message delivered again after a failure) taken back
+        free = (
+            "(attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner)"
+        )
+        if needs_slot:  # a limited workflow's instance runs only holding a slot (engine.slots)
+            free += " AND attribute_exists(slot)"
+        attempt = {
+            "TableName": self.table,
+            "Key": self._key(ref, it.INSTANCE_SK),
+            "UpdateExpression": base + ", #s = :running, gsi1pk = :gsi1pk, gsi2pk = :gsi2pk",
+            "ConditionExpression": f"#s IN (:s0, :s1, :s2) AND {free}",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": values,
+            "ReturnValues": "ALL_NEW",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        try:
+            response = _boundary_raw(lambda: self.client.update_item(**attempt))  # type: ignore[arg-type]
+            return it.instance_record(response["Attributes"])
+        except _ConditionFailed as failed:
+            old = failed.item
+            if old is None or it.get_s(old, "status") != InstanceStatus.WAITING_FOR_PAUSE.value:
+                return None
+        return self._lease_waiting_for_pause(attempt, base, free, values)
+
+    def _lease_waiting_for_pause(
+        self, attempt: dict[str, Any], base: str, free: str, values: dict[str, Any]
+    ) -> InstanceRecord | None:
+        """A lease on a waitingForPause instance, taken without touching its status (the
+        runner pauses it): ``attempt`` (the lease that sets running) minus its status change."""
+        second = {
+            **attempt,
+            "UpdateExpression": base,
+            "ConditionExpression": f"#s = :wfp AND {free}",
+            "ExpressionAttributeValues": {
+                k: v
+                for k, v in values.items()
+                if k not in (":running", ":gsi1pk", ":gsi2pk", ":s0", ":s1", ":s2")
+            }
+            | {":wfp": it.s(InstanceStatus.WAITING_FOR_PAUSE.value)},
+        }
+        try:
+            response = _boundary_raw(lambda: self.client.update_item(**second))
+        except _ConditionFailed:
+            return None
+        return it.instance_record(response["Attributes"])
+
+    def release_lease(self, ref: InstanceRef, owner: str, due_at: float) -> None:
+        # lease_owner = :owner: still ours; never drop a lease another runner took over
+        with contextlib.suppress(_ConditionFailed):
+            _boundary_raw(
+                lambda: self.client.update_item(
+                    TableName=self.table,
+                    Key=self._key(ref, it.INSTANCE_SK),
+                    UpdateExpression=(
+                        "REMOVE lease_owner, lease_expires_at SET due_at = :due, due_shard = :shard"
+                        " ADD item_writes :one"  # see lambda_workflows.engine.usage
+                    ),
+                    ConditionExpression="lease_owner = :owner",
+                    ExpressionAttributeValues={
+                        ":owner": it.s(owner),
+                        ":due": it.n(due_at),
+                        ":shard": it.s(due_shard(ref)),
+                        ":one": it.n(1),
+                    },
+                )
+            )
+
+    def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
+        try:
+            response = _boundary_raw(
+                lambda: self.client.update_item(
+                    TableName=self.table,
+                    Key=self._key(ref, it.INSTANCE_SK),
+                    # the write counts itself (see lambda_workflows.engine.usage)
+                    UpdateExpression="SET lease_expires_at = :expires ADD item_writes :one",
+                    # still ours: a runner whose lease was taken over must stop
+                    ConditionExpression="lease_owner = :owner",
+                    ExpressionAttributeValues={
+                        ":owner": it.s(owner),
+                        ":expires": it.n(expires_at),
+                        ":one": it.n(1),
+                    },
+                    ReturnValues="ALL_NEW",
+                )
+            )
+        except _ConditionFailed:
+            return None
+        return it.instance_record(response["Attributes"])
+
+    @functools.cached_property
+    def slots(self) -> DynamoSlots:
+        """The slots of workflows with a concurrency limit (see lambda_workflows.aws.slots)."""
+        from .slots import DynamoSlots
+
+        return DynamoSlots(self.client, self.table)
+
+    def break_lease(self, ref: InstanceRef) -> None:
+        """Drop a dead invocation's lease, as if it had expired (test kit)."""
+        with contextlib.suppress(_ConditionFailed):
+            _boundary_raw(
+                lambda: self.client.update_item(
+                    TableName=self.table,
+                    Key=self._key(ref, it.INSTANCE_SK),
+                    UpdateExpression="REMOVE lease_owner, lease_expires_at",
+                    # an update never creates the item of a deleted instance
+                    ConditionExpression="attribute_exists(pk)",
+                )
+            )
+
+    # --- helpers --------------------------------------------------------------------------
+
+    def _key(self, ref: InstanceRef, sk: str) -> dict[str, Any]:
+        return {"pk": it.s(it.instance_pk(ref.workflow, ref.id)), "sk": it.s(sk)}
+
+    def _new(self, item: dict[str, Any]) -> dict[str, Any]:
+        # attribute_not_exists(pk): chunk and event items are written once, never replaced
+        return {
+            "TableName": self.table,
+            "Item": item,
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+
+    def _transact(self, actions: list[dict[str, Any]]) -> None:
+        try:
+            self.client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
+        except ClientError as exc:
+            if error_code(exc) == "TransactionCanceledException":
+                reasons = exc.response.get("CancellationReasons", [])
+                failed = [
+                    i for i, r in enumerate(reasons) if r.get("Code") == "ConditionalCheckFailed"
+                ]
+                if failed:
+                    old = reasons[failed[0]].get("Item")
+                    raise _ConditionFailed(dict(old) if old else None, failed, reasons) from None
+            raise translate(exc, "DynamoDB") from exc
+        except BotoCoreError as exc:
+            raise translate(exc, "DynamoDB") from exc
+
+
+class _ConditionFailed(Exception):
+    """A condition expression failed (internal: always handled in this module)."""
+
+    def __init__(
+        self,
+        item: dict[str, Any] | None,
+        indexes: list[int] | None = None,
+        reasons: list[Any] | None = None,
+    ) -> None:
+        super().__init__("condition failed")
+        self.item = item
+        self.indexes = indexes or []
+        self.reasons = reasons or []
+
+    def old_item(self, index: int) -> dict[str, Any] | None:
+        """ALL_OLD of action ``index`` of a cancelled transaction, when it failed."""
+        if index not in self.indexes or index >= len(self.reasons):
+            return None
+        old = self.reasons[index].get("Item")
+        return dict(old) if old else None
+
+
+def _boundary_raw(call: Callable[[], T]) -> T:
+    """Like _boundary, but a failed condition surfaces as _ConditionFailed with ALL_OLD."""
+    try:
+        return call()
+    except ClientError as exc:
+        if error_code(exc) == "ConditionalCheckFailedException":
+            raise _ConditionFailed(exc.response.get("Item")) from None  # type: ignore[arg-type]
+        raise translate(exc, "DynamoDB") from exc
+    except BotoCoreError as exc:
+        raise translate(exc, "DynamoDB") from exc
+
+
+def _running_listing_keys(ref: InstanceRef, shards: int) -> dict[str, Any]:
+    """``:gsi1pk`` and ``:gsi2pk`` of a lease's status change to running: the listing keys
+    move to the running partition (and those of an item written before sharding, to its
+    shard; see lambda_workflows.aws.shards)."""
+    keys = it.listing_keys(ref, InstanceStatus.RUNNING, shards)
+    return {f":{key}": it.s(partition) for key, partition in keys.items()}
+
+
+def _not_found(ref: InstanceRef) -> InstanceNotFound:
+    return InstanceNotFound(
+        f"no instance '{ref.id}' of workflow '{ref.workflow}'; check the id, or list the "
+        "workflow's instances"
+    )

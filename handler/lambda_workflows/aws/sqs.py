@@ -1,0 +1,85 @@
+"""The work queue on SQS: one message = "advance this instance" (``{"workflow", "id"}``)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from lambda_workflows.engine.errors import InvalidInput
+from lambda_workflows.engine.model import InstanceRef
+
+from .errors import translate
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+MAX_DELAY = 900  # SQS DelaySeconds upper bound (15 minutes)
+BATCH = 10  # SendMessageBatch upper bound
+
+
+def work_message(ref: InstanceRef, reason: str | None = None) -> str:
+    """The body of a work message."""
+    body: dict[str, Any] = {"workflow": ref.workflow, "id": ref.id}
+    if reason:
+        body["reason"] = reason
+    return json.dumps(body, separators=(",", ":"))
+
+
+def parse_work_message(body: str) -> InstanceRef:
+    """The instance a work message is about. Raises InvalidInput for anything else."""
+    try:
+        data = json.loads(body)
+        return InstanceRef(str(data["workflow"]), str(data["id"]))
+    except (ValueError, KeyError, TypeError):
+        raise InvalidInput(
+            f'not a work message: {body[:200]!r}; expected {{"workflow": ..., "id": ...}}'
+        ) from None
+
+
+class SqsWorkQueue:
+    """:class:`~lambda_workflows.engine.ports.WorkQueue` on an SQS queue."""
+
+    def __init__(self, client: SQSClient, queue_url: str) -> None:
+        self.client = client
+        self.queue_url = queue_url
+
+    def send(self, ref: InstanceRef, delay: float = 0.0) -> None:
+        seconds = min(MAX_DELAY, max(0, math.ceil(delay)))
+        try:
+            self.client.send_message(
+                QueueUrl=self.queue_url, MessageBody=work_message(ref), DelaySeconds=seconds
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise translate(exc, "SQS", f"SendMessage for {ref}") from exc
+
+    def send_many(self, refs: Sequence[InstanceRef]) -> None:
+        for start in range(0, len(refs), BATCH):
+            chunk = refs[start : start + BATCH]
+            entries = [
+                {"Id": str(i), "MessageBody": work_message(ref)} for i, ref in enumerate(chunk)
+            ]
+            try:
+                response = self.client.send_message_batch(
+                    QueueUrl=self.queue_url,
+                    Entries=entries,  # type: ignore[arg-type]
+                )
+            except (ClientError, BotoCoreError) as exc:
+                raise translate(exc, "SQS", f"SendMessageBatch of {len(chunk)}") from exc
+            for failed in response.get("Failed", []):
+                # retry the few that failed one by one; a persistent failure surfaces
+                self.send(chunk[int(failed["Id"])])
+
+    def retry_later(self, receipt_handle: str, seconds: int) -> None:
+        """Make a received message visible again in ``seconds`` (best effort: if this fails,
+        the queue's visibility timeout brings it back later, and the sweep backs that up)."""
+        with contextlib.suppress(ClientError, BotoCoreError):
+            self.client.change_message_visibility(
+                QueueUrl=self.queue_url,
+                ReceiptHandle=receipt_handle,
+                VisibilityTimeout=min(MAX_DELAY, max(0, seconds)),
+            )

@@ -1,0 +1,411 @@
+"""Advancing one instance: lease, load, replay, then persist what happened — with no I/O of
+its own beyond the ports.
+
+One call of :meth:`Runner.advance` is what one work-queue message triggers. It keeps replaying
+in the same invocation while that is useful (short retry delays, signals that arrived
+meanwhile) and stops when the instance finishes, suspends, or the invocation nears its end.
+
+No lost wake-up: every move of the instance out of the runner's hands (finish, wait, pause,
+yield) is a conditional update on the instance's ``version``. Any signal that arrived since the
+runner loaded (an event, pause, terminate, restart) bumped that version, so the update fails
+and the runner reloads and replays instead of going to sleep. Wake-ups are scheduled *before*
+the status write, so a crash in between leaves at worst a spurious wake-up, never a missing one;
+and the status write carries the instance's ``due_at`` (see
+:mod:`lambda_workflows.engine.recovery`),
+so a wake-up that is lost anyway (a dropped message, a schedule never created) is found by the
+recovery sweep.
+
+Rollbacks: when ``run()`` fails with rollbacks registered, the runner first records the failure
+on the instance (``StartRollback``, a write that keeps the lease), then replays again in
+rollback mode to run them (see :mod:`lambda_workflows.engine.operations.rollback`); the instance
+ends
+(``EndRollback``) only once the chain is over, so any invocation in between goes on with it.
+
+An infrastructure failure (the store or the queue throttled, unreachable, an outcome unknown) is
+never a step failure: it ends the advance with the InfrastructureError, after giving the lease
+back, so the invocation reports the message as failed and a later delivery continues from the
+journal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from . import codec
+from .children import Children
+from .clock import Clock
+from .entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
+from .errors import InfrastructureError, SuspendReason
+from .immutable import immutable
+from .journal import Journal
+from .model import (
+    FINISHED,
+    ErrorInfo,
+    FailedStep,
+    InstanceRecord,
+    InstanceRef,
+    InstanceStatus,
+    RollbackInfo,
+    RollbackStatus,
+    event_timestamp,
+)
+from .operations.base import StepInterceptor
+from .ports import InstanceState, InstanceStore, WakeUpScheduler, WorkQueue
+from .replay import Completed, Failed, Outcome, Replay, RollBack, RolledBack, Suspended
+from .retention import Retention, retention_of
+from .slots import SlotGate
+from .transitions import (
+    Change,
+    EndRollback,
+    Finish,
+    Park,
+    Pause,
+    Settle,
+    StartRollback,
+    Transition,
+    Wait,
+    Yield,
+)
+from .versions import PARK_RETRY_SECONDS, class_for, is_registered, not_deployed
+
+log = logging.getLogger("lambda_workflows.runner")
+
+StatusListener = Callable[[InstanceRecord], None]
+
+
+@immutable
+class RunnerSettings:
+    """How the runner paces itself.
+
+    Attributes:
+        lease_seconds: how long a lease lasts before another runner may take over; a little
+            longer than the Lambda timeout.
+        inline_wait: waits up to this many seconds are slept in-process instead of ending the
+            invocation and scheduling a wake-up.
+        margin_seconds: stop (and re-enqueue) when less than this much invocation time is left.
+        signal_interval: look for pause/terminate/restart at most this often (seconds) while
+            steps run; 0 looks before every new step.
+        retention_seconds: how long a finished instance is kept before it expires (TTL),
+            unless its workflow class declares a ``retention`` for its outcome.
+        max_passes: replay passes per invocation before yielding (a guard against loops).
+    """
+
+    lease_seconds: float = 960.0
+    inline_wait: float = 0.0
+    margin_seconds: float = 30.0
+    signal_interval: float = 0.0
+    retention_seconds: float = 30 * 86_400.0
+    max_passes: int = 1_000
+
+
+@dataclass(slots=True)
+class AdvanceResult:
+    """What one advance did, for logs and metrics."""
+
+    status: InstanceStatus | None
+    passes: int = 0
+    skipped: bool = False
+    steps: int = 0  # new steps recorded
+    retries: int = 0  # failed attempts recorded for a retry
+    suspended: SuspendReason | None = None  # why it stopped early, if it did
+
+
+class Runner:
+    """Drives instances forward. One instance per :meth:`advance` call.
+
+    ``interceptor`` (default none) stands in for new step work; the test kit sets it to the
+    mocks a test registers (see :class:`~lambda_workflows.engine.operations.base.StepInterceptor`).
+    """
+
+    def __init__(
+        self,
+        workflows: Mapping[str, type[WorkflowEntrypoint]],
+        store: InstanceStore,
+        queue: WorkQueue,
+        scheduler: WakeUpScheduler,
+        clock: Clock,
+        settings: RunnerSettings | None = None,
+        *,
+        env: Callable[[], Env] | None = None,
+        on_status: StatusListener | None = None,
+        interceptor: StepInterceptor | None = None,
+    ) -> None:
+        self.workflows = workflows
+        self.store = store
+        self.queue = queue
+        self.scheduler = scheduler
+        self.clock = clock
+        self.settings = settings or RunnerSettings()
+        self._env = env or Env
+        self._on_status = on_status
+        self.interceptor = interceptor
+        # the concurrency limits (None when no workflow declares one: no call for them)
+        self.slots = SlotGate.of(workflows, store, queue, clock)
+        self.children = Children(workflows, store, queue, clock, self.slots)  # run_workflow's
+        # Each workflow's retention by outcome, checked here so a bad one fails at start-up.
+        self._retention = {
+            name: retention_of(workflows, name, self.settings.retention_seconds)
+            for name in workflows
+        }
+
+    async def advance(
+        self,
+        ref: InstanceRef,
+        remaining: Callable[[], float] | None = None,
+        *,
+        owner: str | None = None,
+    ) -> AdvanceResult:
+        """Advance ``ref`` as far as it goes in this invocation.
+
+        Args:
+            ref: the instance to advance.
+            remaining: seconds left in this invocation (Lambda's remaining time); None for
+                no limit.
+            owner: who takes the lease: the work message's id, so that the same message
+                delivered again after a failure takes back the lease it held (default: new).
+
+        Returns:
+            The status the instance was left in. ``skipped`` when another runner holds the
+            lease or nothing is runnable (that runner will see any new signal itself).
+
+        Raises:
+            InfrastructureError: the store or the queue failed; the lease was given back (when
+                that was possible), nothing is lost, deliver the work again later.
+        """
+        owner = owner or uuid.uuid4().hex
+        try:
+            return await self._advance(ref, remaining, owner)
+        except Exception:
+            self._release(ref, owner)
+            raise
+
+    def _release(self, ref: InstanceRef, owner: str) -> None:
+        """Give the lease back after a failure, and make the instance due now (best effort:
+        if this fails too, the lease expires and the sweep finds the instance then)."""
+        try:
+            self.store.release_lease(ref, owner, self.clock.time())
+        except InfrastructureError as exc:
+            log.warning("could not release the lease of %s: %s", ref, exc)
+
+    async def _advance(
+        self, ref: InstanceRef, remaining: Callable[[], float] | None, owner: str
+    ) -> AdvanceResult:
+        now = self.clock.time()
+        if self.slots is not None and self.slots.limited(ref.workflow):
+            leased = self.slots.lease(ref, owner, now, now + self.settings.lease_seconds)
+        else:
+            leased = self.store.acquire_lease(ref, owner, now, now + self.settings.lease_seconds)
+        if leased is None:
+            return AdvanceResult(None, skipped=True)
+        self._notify(leased)
+        state = self.store.load(ref)
+        result = AdvanceResult(None)
+        for passes in range(1, self.settings.max_passes + 1):
+            result.passes = passes
+            record = state.record
+            if record.lease_owner != owner:
+                return result  # our lease was taken over
+            transition = self._settled(record)
+            if transition is None:
+                outcome = await self._replay(state, owner, remaining, result)
+                if isinstance(outcome, Suspended) and outcome.reason is SuspendReason.LOST:
+                    return result
+                if self._should_wait_inline(outcome, remaining):
+                    assert isinstance(outcome, Suspended) and outcome.wake_at is not None
+                    await self.clock.sleep(outcome.wake_at - self.clock.time())
+                    state = self.store.load(ref)
+                    continue
+                transition = self._transition_for(outcome, record)
+                if transition is None:  # a control signal: reload and look again
+                    state = self.store.load(ref)
+                    continue
+            change = transition.change(record, self.clock.time())
+            if record.status_reason is not None and not isinstance(transition, Park):
+                change = dataclasses.replace(change or Change(release=True), status_reason=None)
+            if change is not None:  # a child's end reaches its parent first: engine.children
+                self.children.finishing(record, change)
+            updated = self.store.update(ref, record.version, change or Change(release=True))
+            if updated is None:  # something arrived meanwhile: replay with it
+                state = self.store.load(ref)
+                continue
+            self._notify(updated)
+            if self.slots is not None and updated.slot is not None:
+                self.slots.release(updated)  # unless it still runs (see engine.slots)
+            if change is not None and not change.release:
+                state = self.store.load(ref)  # it keeps the lease: go on (to the rollbacks)
+                continue
+            result.status = updated.status
+            if updated.status is InstanceStatus.PAUSED:
+                result.suspended = SuspendReason.PAUSE
+            elif updated.status in FINISHED:
+                result.suspended = None
+            return result
+        self.queue.send(ref)
+        last = state.record
+        self.store.update(ref, last.version, Yield().change(last, self.clock.time()) or Change())
+        return AdvanceResult(
+            state.record.status, self.settings.max_passes, suspended=SuspendReason.YIELD
+        )
+
+    # --- deciding -------------------------------------------------------------------------
+
+    def _settled(self, record: InstanceRecord) -> Transition | None:
+        """The transition of an instance that must not be replayed now, or None to replay."""
+        if record.status in FINISHED or record.status is InstanceStatus.PAUSED:
+            return Settle()
+        if record.status is InstanceStatus.WAITING_FOR_PAUSE:
+            return Pause(by_runner=True)
+        if self._class_of(record) is None and is_registered(self.workflows, record.workflow):
+            return Park(not_deployed(record.workflow, record.workflow_version), PARK_RETRY_SECONDS)
+        return None
+
+    def _class_of(self, record: InstanceRecord) -> type[WorkflowEntrypoint] | None:
+        """The class of the version ``record`` was created on, if it is registered."""
+        found: type[WorkflowEntrypoint] | None
+        found = class_for(self.workflows, record.workflow, record.workflow_version)
+        return found
+
+    def _transition_for(self, outcome: Outcome, record: InstanceRecord) -> Transition | None:
+        retention = self._retention_of(record.workflow)
+        if isinstance(outcome, Completed):
+            return Finish(InstanceStatus.COMPLETE, retention.success, output=outcome.output)
+        if isinstance(outcome, Failed):
+            return Finish(InstanceStatus.ERRORED, retention.error, error=outcome.error)
+        if isinstance(outcome, RollBack):
+            return StartRollback(outcome.error)
+        if isinstance(outcome, RolledBack):
+            return EndRollback(_rolled_back(record, outcome), retention.error)
+        if outcome.reason is SuspendReason.PAUSE:
+            return Pause(by_runner=True)
+        if outcome.reason is SuspendReason.YIELD:
+            self.queue.send(record.ref)  # before letting go: a crash now costs a duplicate
+            return Yield()
+        if outcome.wake_at is not None:
+            self.scheduler.schedule(record.ref, outcome.wake_at, outcome.reason)
+            return Wait(outcome.wake_at)
+        return None
+
+    def _retention_of(self, workflow: str) -> Retention:
+        """How long an instance of ``workflow`` is kept once it finishes, by outcome."""
+        found = self._retention.get(workflow)
+        if found is None:  # registered after this runner was built, or not at all
+            found = retention_of(self.workflows, workflow, self.settings.retention_seconds)
+        return found
+
+    def _should_wait_inline(self, outcome: Outcome, remaining: Callable[[], float] | None) -> bool:
+        if not isinstance(outcome, Suspended) or outcome.wake_at is None:
+            return False
+        if outcome.reason is SuspendReason.EVENT:
+            return False  # an event arrives as a signal; its timeout is usually far away
+        delay = outcome.wake_at - self.clock.time()
+        if delay > self.settings.inline_wait:
+            return False
+        return remaining is None or remaining() - delay > self.settings.margin_seconds
+
+    # --- replaying ------------------------------------------------------------------------
+
+    async def _replay(
+        self,
+        state: InstanceState,
+        owner: str,
+        remaining: Callable[[], float] | None,
+        result: AdvanceResult,
+    ) -> Outcome:
+        record = state.record
+        workflow_cls = self._class_of(record)
+        if workflow_cls is None:
+            return Failed(
+                ErrorInfo(
+                    "UnknownWorkflow",
+                    f"no workflow is registered as '{record.workflow}' in this runner; register "
+                    "it (WORKFLOWS=name=module:Class) and restart the instance",
+                )
+            )
+        try:
+            event = WorkflowEvent(
+                codec.decode(record.params), event_timestamp(record.created_at), record.id
+            )
+            workflow = workflow_cls(self._env())
+        except Exception as exc:
+            return Failed(ErrorInfo(type(exc).__name__, str(exc)))
+        replay = Replay(
+            workflow,
+            event,
+            Journal(state.entries, state.events),
+            lambda entry: self.store.record_async(record.ref, record.generation, entry),
+            self.clock,
+            pauses=record.pauses,
+            check_signals=self._signal_check(record, owner, remaining),
+            settle_timeout=self._settle_timeout(remaining),
+            ref=record.ref,
+            interceptor=self.interceptor,
+            rollback=record.rollback,
+            children=lambda call, workflow, id, params: self.children.start(
+                record, (call.name, call.key), workflow, id, params
+            ),
+        )
+        try:
+            outcome = await replay.run()
+        finally:
+            result.steps += replay.new_steps
+            result.retries += replay.retries
+        if isinstance(outcome, Suspended):
+            result.suspended = outcome.reason
+        log.debug("replayed %s: %s (%d new steps)", record.ref, outcome, replay.new_steps)
+        return outcome
+
+    def _settle_timeout(self, remaining: Callable[[], float] | None) -> float:
+        if remaining is None:
+            return 600.0
+        return max(0.0, remaining() - self.settings.margin_seconds)
+
+    def _signal_check(
+        self, loaded: InstanceRecord, owner: str, remaining: Callable[[], float] | None
+    ) -> Callable[[], SuspendReason | None]:
+        """Before each new step: out of time? paused, terminated, restarted, lease lost?"""
+        last_look = self.clock.time()
+
+        def check() -> SuspendReason | None:
+            nonlocal last_look
+            if remaining is not None and remaining() < self.settings.margin_seconds:
+                return SuspendReason.YIELD
+            now = self.clock.time()
+            if now - last_look < self.settings.signal_interval:
+                return None
+            last_look = now
+            current = self.store.renew_lease(loaded.ref, owner, now + self.settings.lease_seconds)
+            if current is None:
+                return SuspendReason.LOST
+            if current.generation != loaded.generation:
+                return SuspendReason.RESTART
+            if current.status is InstanceStatus.TERMINATED:
+                return SuspendReason.TERMINATE
+            if current.rollback is not None and loaded.rollback is None:
+                return SuspendReason.ROLLBACK  # terminate(rollback=True)
+            if current.status is InstanceStatus.WAITING_FOR_PAUSE:
+                return SuspendReason.PAUSE
+            return None
+
+        return check
+
+    def _notify(self, record: InstanceRecord) -> None:
+        if self._on_status is not None:
+            self._on_status(record)
+
+
+def _rolled_back(record: InstanceRecord, outcome: RolledBack) -> RollbackInfo:
+    """The instance's rollback once its chain is over: complete, or failed and where."""
+    assert record.rollback is not None, "only a pass in rollback mode ends a chain"
+    if outcome.ended is None:
+        return dataclasses.replace(record.rollback, status=RollbackStatus.COMPLETE)
+    (name, count), error = outcome.ended
+    return dataclasses.replace(
+        record.rollback,
+        status=RollbackStatus.FAILED,
+        failed_step=FailedStep(name, count),
+        error=error,
+    )

@@ -1,0 +1,311 @@
+"""Child workflows: what ``step.run_workflow`` does outside the replay pass.
+
+``result = await step.run_workflow("charge", workflow="charge", params={...})`` starts an
+instance of another registered workflow (the *child*), suspends the parent without holding
+compute, and returns the child's output, or raises ``StepFailedError`` with the child's error.
+
+Design: the parent waits as ``step.wait_for_event`` does, on an event type of its own for the
+step (``child:<workflow>/<id>``, which ``send_event`` refuses: only the child can answer it).
+The child's record names its parent (``parent: {workflow, id, step}``, written with the
+child in the one conditional put that creates it), so the child's end knows whom to wake: the
+engine stores an event in the parent's mailbox carrying ``{status, output, error}`` and posts
+the parent's wake-up — the same conditional write and the same wake-up as ``send_event``, so
+the no-lost-wake-up rule of events covers it, and nothing polls the child.
+
+Why an event rather than a new kind of wait: the event is buffered. A child that ends before
+its parent waits (or while the parent's runner still holds its lease) leaves the answer in
+the mailbox, where the parent's next pass finds it, exactly as an event sent early.
+
+Crash safety, in order of the writes:
+
+- Creating the child is idempotent: its id is derived from the parent's id, the parent's
+  journal generation and the step's key (:func:`child_id`), so a pass that crashed between
+  creating the child and recording its wait creates it again with the same id, and
+  ``InstanceAlreadyExists`` from a child of the same parent step is success. An id taken by
+  an instance that is not this step's child fails the step.
+- The child's end is delivered *before* its final status is written (as wake-ups are
+  scheduled before status writes): a crash in between leaves the child unfinished, its lease
+  expires, the recovery sweep runs it again, it ends again, and the second delivery stores
+  nothing (its idempotency key is the child's id and the parent's generation).
+- A parent restarted (a new generation) that reaches the step again with an explicit id finds
+  its finished child: the outcome is delivered again, into the new generation.
+
+Terminating the parent terminates its children that are still running (each one's own
+children too): the service lists the child waits of the parent's journal that have no
+answer yet. A terminated child answers its parent with ``status: terminated``, which fails
+the parent's step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .clock import Clock
+from .errors import (
+    ConcurrentModification,
+    InfrastructureError,
+    InstanceAlreadyExists,
+    InstanceNotFound,
+    InvalidTransition,
+)
+from .immutable import immutable
+from .journal import delivery_key
+from .limits import MAX_ID
+from .model import (
+    CHILD_EVENT_PREFIX,
+    FINISHED,
+    RUNNABLE,
+    EntryKind,
+    ErrorInfo,
+    EventRecord,
+    InstanceRecord,
+    InstanceRef,
+    InstanceStatus,
+    JournalEntry,
+    ParentRef,
+    event_id,
+    first_generation,
+)
+from .ports import InstanceStore, WorkQueue
+from .recovery import QUEUE_GRACE
+from .transitions import KEEP, Change
+from .versions import is_registered, newest_version, workflow_names
+
+if TYPE_CHECKING:
+    from .service import InstanceService
+    from .slots import SlotGate
+
+__all__ = [
+    "ChildStart",
+    "Children",
+    "child_event_type",
+    "child_id",
+    "child_of",
+    "child_outcome",
+    "pending_children",
+    "terminated",
+]
+
+log = logging.getLogger("lambda_workflows.children")
+
+_NOT_ID = re.compile(r"[^a-zA-Z0-9_-]+")
+_DIGEST = 12
+
+
+def child_id(parent: InstanceRef, generation: int, step_key: str, name: str) -> str:
+    """The id of the child a step starts when it gives none: ``<parent id>-<step>-<hash>``.
+
+    Deterministic (the same on every replay of the same generation), a valid instance id of
+    at most 100 characters, and distinct per parent, generation and step occurrence (the hash
+    covers them all): a restarted parent starts new children.
+    """
+    seed = "\x1f".join((parent.workflow, parent.id, str(generation), step_key))
+    digest = hashlib.sha256(seed.encode()).hexdigest()[:_DIGEST]
+    slug = _NOT_ID.sub("-", name).strip("-") or "step"
+    head = f"{parent.id}-{slug}"[: MAX_ID - _DIGEST - 1].rstrip("-")
+    return f"{head}-{digest}"
+
+
+def child_event_type(child: InstanceRef) -> str:
+    """The event type the parent's step waits on for ``child``."""
+    return f"{CHILD_EVENT_PREFIX}{child.workflow}/{child.id}"
+
+
+def child_of(entry: JournalEntry) -> InstanceRef | None:
+    """The child a ``run_workflow`` entry (its wait or its answer) is about, else None."""
+    event_type = entry.event_type or ""
+    if not event_type.startswith(CHILD_EVENT_PREFIX):
+        return None
+    workflow, _, id = event_type[len(CHILD_EVENT_PREFIX) :].partition("/")
+    return InstanceRef(workflow, id)
+
+
+def pending_children(entries: Iterable[JournalEntry]) -> list[InstanceRef]:
+    """The children of a journal whose answer is not recorded yet (terminate stops them)."""
+    found = list(entries)
+    answered = {e.key for e in found if e.kind is EntryKind.DELIVERY}
+    return [
+        child
+        for e in found
+        if e.kind is EntryKind.WAIT
+        and (child := child_of(e)) is not None
+        and delivery_key(e.key) not in answered
+    ]
+
+
+@immutable
+class ChildOutcome:
+    """How a child ended, as its parent's step receives it."""
+
+    status: str
+    output: str | None  # encoded JSON, when complete
+    error: ErrorInfo | None
+
+
+def child_outcome(payload: str) -> ChildOutcome:
+    """The outcome an answer's event payload carries (see :meth:`Children.deliver`)."""
+    shown: Mapping[str, Any] = json.loads(payload)
+    return ChildOutcome(
+        str(shown["status"]), shown.get("output"), ErrorInfo.from_dict(shown.get("error"))
+    )
+
+
+@immutable
+class ChildStart:
+    """The child a step started (or found), or why it could not start one."""
+
+    ref: InstanceRef
+    error: ErrorInfo | None = None
+
+
+class Children:
+    """Starts children and answers their parents, on the store and the work queue."""
+
+    def __init__(
+        self,
+        workflows: Collection[str],
+        store: InstanceStore,
+        queue: WorkQueue,
+        clock: Clock,
+        slots: SlotGate | None = None,
+    ) -> None:
+        self.workflows = workflows
+        self.store = store
+        self.queue = queue
+        self.clock = clock
+        self.slots = slots  # a child of a workflow with a concurrency limit gets in line
+
+    def start(
+        self,
+        parent: InstanceRecord,
+        step: tuple[str, str],
+        workflow: str,
+        id: str | None,
+        params: str,
+    ) -> ChildStart:
+        """Create the child of ``parent``'s step (``(name, key)``) unless it exists; post its
+        first wake-up. A child that exists and already finished answers at once."""
+        name, key = step
+        ref = InstanceRef(workflow, id or child_id(parent.ref, parent.generation, key, name))
+        if not is_registered(self.workflows, workflow):
+            registered = ", ".join(workflow_names(self.workflows)) or "none"
+            message = (
+                f"step.run_workflow({name!r}): no workflow is registered as {workflow!r} "
+                f"(registered: {registered})"
+            )
+            return ChildStart(ref, ErrorInfo("UnknownWorkflow", message))
+        record = self._new(ref, params, ParentRef(parent.workflow, parent.id, name))
+        try:
+            if self.slots is not None and self.slots.limited(workflow):
+                self.slots.create(record)  # "waiting for a slot", as the service creates it
+            else:
+                self.store.create(record)
+        except InstanceAlreadyExists:
+            return self._existing(ref, record.parent, name)
+        self._wake(ref)  # the child is created: a failed post must not undo the step
+        return ChildStart(ref)
+
+    def _existing(self, ref: InstanceRef, parent: ParentRef | None, name: str) -> ChildStart:
+        """The step's child exists already (a replay after a crash): go on waiting for it."""
+        found = self.store.get(ref)
+        if found.parent != parent:
+            message = (
+                f"step.run_workflow({name!r}): instance {ref.id!r} of {ref.workflow!r} already "
+                "exists and was not started by this step; give another id (or leave id out "
+                "to have one derived from this instance and step)"
+            )
+            return ChildStart(ref, ErrorInfo("InstanceAlreadyExists", message))
+        if found.status in FINISHED:
+            self.deliver(found, found.status, found.output, found.error)
+        return ChildStart(ref)
+
+    def _new(self, ref: InstanceRef, params: str, parent: ParentRef) -> InstanceRecord:
+        now = self.clock.time()
+        return InstanceRecord(
+            workflow=ref.workflow,
+            id=ref.id,
+            status=InstanceStatus.QUEUED,
+            params=params,
+            created_at=now,
+            updated_at=now,
+            due_at=now + QUEUE_GRACE,
+            generation=first_generation(now),
+            workflow_version=newest_version(self.workflows, ref.workflow),
+            parent=parent,
+        )
+
+    def finishing(self, record: InstanceRecord, change: Change) -> None:
+        """Called before ``change`` is written: when it ends a child, answer its parent."""
+        if record.parent is None or change.status is KEEP or change.status not in FINISHED:
+            return
+        output = change.output if isinstance(change.output, str | None) else record.output
+        error = change.error if isinstance(change.error, ErrorInfo | None) else record.error
+        self.deliver(record, InstanceStatus(change.status), output, error)
+
+    def deliver(
+        self,
+        child: InstanceRecord,
+        status: InstanceStatus,
+        output: str | None,
+        error: ErrorInfo | None,
+    ) -> None:
+        """Store the child's outcome in its parent's mailbox and wake the parent, as
+        ``send_event`` does. Idempotent; a parent gone or finished is left alone."""
+        parent = child.parent
+        if parent is None:
+            return
+        shown = None if error is None else {"name": error.name, "message": error.message}
+        payload = json.dumps({"status": str(status), "output": output, "error": shown})
+        for _ in range(20):
+            try:
+                current = self.store.get(parent.ref)
+            except InstanceNotFound:
+                return  # the parent was deleted: nobody waits
+            if current.status in FINISHED:
+                return
+            now = self.clock.time()
+            wake = current.status in RUNNABLE and not current.leased(now)
+            event = EventRecord(
+                id=event_id(current.version + 1),
+                type=child_event_type(child.ref),
+                payload=payload,
+                timestamp=now,
+                generation=current.generation,
+                key=f"{child_event_type(child.ref)}@{current.generation}",
+            )
+            stored = self.store.add_event(parent.ref, event, current.version, now if wake else None)
+            if stored is None:
+                continue  # the parent changed since it was read: decide again
+            if stored is event and wake:
+                self._wake(parent.ref)
+            return
+        raise ConcurrentModification(f"instance {parent.ref} is changing too fast; try again")
+
+    def _wake(self, ref: InstanceRef) -> None:
+        """Post ``ref``'s work message after a committed write. If the queue fails, the write
+        stands: the instance is due (a new child, a parent answered) and the sweep posts it."""
+        try:
+            self.queue.send(ref)
+        except InfrastructureError as exc:
+            log.warning("wake-up of %s not posted (%s); the recovery sweep will post it", ref, exc)
+
+
+def terminated(service: InstanceService, record: InstanceRecord) -> None:
+    """After a terminate of ``record``'s instance: a terminated child answers its parent, and
+    the instance's children still running are terminated (theirs in turn). Idempotent: a
+    terminate retried after a crash does what the first one left undone."""
+    children = Children(service.workflows, service.store, service.queue, service.clock)
+    if record.status is InstanceStatus.TERMINATED:
+        children.deliver(record, InstanceStatus.TERMINATED, None, None)
+    elif record.rollback is None:
+        return  # not terminated (a terminate that found the instance complete or errored)
+    for child in pending_children(service.store.load(record.ref).entries):
+        # InvalidTransition, InstanceNotFound: it ended meanwhile, or was deleted
+        with contextlib.suppress(InvalidTransition, InstanceNotFound):
+            service.terminate(child)

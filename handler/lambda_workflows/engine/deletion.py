@@ -1,0 +1,80 @@
+"""Deleting instances: what ``delete_batch`` takes and what it answers.
+
+Deleting an instance removes its record, journal, events and large-value chunks, and cancels
+its pending wake-ups; a running or waiting instance is terminated first, so a runner busy with
+it stops at its next step and every conditional write it still makes is refused (see
+:meth:`~lambda_workflows.engine.ports.InstanceStore.delete`). A wake-up already on its way (a
+schedule
+that fired, a message in flight) finds nothing and does nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InvalidInput
+from .limits import MAX_ID
+
+__all__ = ["DELETE_ERROR_CODES", "MAX_DELETE_BATCH", "DeleteBatchResult", "check_delete_batch"]
+
+MAX_DELETE_BATCH = 100
+DELETE_ERROR_CODES = {
+    "not_found": "no instance has this id (never created, or already deleted)",
+    "invalid_input": "the id is not a valid instance id",
+}
+"""Why a batch item was not deleted, by its ``code`` in ``DeleteBatchResult.errors``."""
+
+
+@dataclass(slots=True)
+class DeleteBatchResult:
+    """What ``delete_batch`` did, per position of the ids it was given.
+
+    ``deleted`` holds ``{"id"}`` for each position whose instance is gone because of this
+    call; ``errors`` holds ``{"index", "id", "code", "message"}`` for each other position
+    (``code`` one of :data:`DELETE_ERROR_CODES`). An id given twice is deleted once and
+    reported at each of its positions.
+    """
+
+    deleted: list[dict[str, str]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"deleted": [dict(d) for d in self.deleted], "errors": list(self.errors)}
+
+    def __getitem__(self, key: str) -> Any:
+        """Also readable as a mapping: ``result["deleted"]``."""
+        return self.to_dict()[key]
+
+    @classmethod
+    def from_dict(cls, shown: Any) -> DeleteBatchResult:
+        """The result a :meth:`to_dict` shows (the body of the API's answer)."""
+        return cls(
+            deleted=[{"id": str(d["id"])} for d in shown["deleted"]],
+            errors=[dict(e) for e in shown["errors"]],
+        )
+
+    def refuse(self, index: int, id: Any, code: str, message: str) -> None:
+        """Report position ``index`` as not deleted (a string id of at most 100 characters is
+        shown; anything else is None)."""
+        shown = id if isinstance(id, str) and len(id) <= MAX_ID else None
+        self.errors.append({"index": index, "id": shown, "code": code, "message": message})
+
+
+def check_delete_batch(ids: Any) -> list[str]:
+    """The ids of a batch delete, or InvalidInput for a batch malformed as a whole (nothing
+    is deleted then): not a list, more than 100 ids, an id that is not a string."""
+    if not isinstance(ids, Sequence) or isinstance(ids, str | bytes):
+        raise InvalidInput("delete_batch takes a list of instance ids")
+    if len(ids) > MAX_DELETE_BATCH:
+        raise InvalidInput(
+            f"a batch deletes at most {MAX_DELETE_BATCH} instances, got {len(ids)}; split it"
+        )
+    for index, id in enumerate(ids):
+        if not isinstance(id, str):
+            raise InvalidInput(
+                f"batch item {index} must be an instance id (a string), not "
+                f"{type(id).__name__}; nothing was deleted"
+            )
+    return list(ids)

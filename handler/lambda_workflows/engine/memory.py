@@ -1,0 +1,422 @@
+"""In-memory implementations of the ports, for the test kit and quick experiments.
+
+They follow the same contracts as the AWS adapters (first writer wins, version checks, lease
+rules) so the engine behaves the same on both. Thread-safe: sync step callbacks run in worker
+threads and may use a workflow client.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .clock import Clock
+from .errors import InstanceAlreadyExists, InstanceNotFound, InvalidInput, SuspendReason
+from .model import (
+    FINISHED,
+    RUNNABLE,
+    EventRecord,
+    InstanceRecord,
+    InstanceRef,
+    InstanceStatus,
+    JournalEntry,
+)
+from .ports import CLAIM_SPAN, BatchCreateResult, InstancePage, InstanceState
+from .transitions import Change
+from .usage import schedules_in
+
+if TYPE_CHECKING:
+    from .memory_slots import MemorySlots
+
+
+@dataclass
+class _Stored:
+    record: InstanceRecord
+    journal: dict[tuple[int, str], JournalEntry] = field(default_factory=dict)
+    events: list[EventRecord] = field(default_factory=list)
+    keys: dict[str, EventRecord] = field(default_factory=dict)  # idempotency key → event
+    claims: dict[int, str] = field(default_factory=dict)  # generation → restart token
+
+
+@dataclass(frozen=True)
+class _Deleted:
+    """What is left of a deleted instance: where a new one with its id starts (its version
+    and journal generation), so a late writer of the deleted one is never read."""
+
+    version: int
+    generation: int
+
+
+class MemoryStore:
+    """An :class:`~lambda_workflows.engine.ports.InstanceStore` in a dict."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._instances: dict[InstanceRef, _Stored] = {}
+        self._deleted: dict[InstanceRef, _Deleted] = {}
+        self.writes = 0
+
+    def create(self, record: InstanceRecord) -> None:
+        with self._lock:
+            if record.ref in self._instances:
+                raise InstanceAlreadyExists(record.workflow, record.id)
+            self._instances[record.ref] = _Stored(_created(self._reborn(record)))
+            self.writes += 1
+
+    def _reborn(self, record: InstanceRecord) -> InstanceRecord:
+        """``record``, started above a deleted instance of the same id, if there was one."""
+        deleted = self._deleted.pop(record.ref, None)
+        if deleted is None:
+            return record
+        generation = max(record.generation, deleted.generation)
+        return dataclasses.replace(record, version=deleted.version + 1, generation=generation)
+
+    def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
+        result = BatchCreateResult()
+        with self._lock:
+            for record in records:
+                if record.ref in self._instances:
+                    result.existing.append(record.id)
+                else:
+                    self._instances[record.ref] = _Stored(_created(self._reborn(record)))
+                    result.created.append(record.id)
+            self.writes += 1
+        return result
+
+    def _stored(self, ref: InstanceRef) -> _Stored:
+        try:
+            return self._instances[ref]
+        except KeyError:
+            raise InstanceNotFound(
+                f"no instance '{ref.id}' of workflow '{ref.workflow}'; check the id, or list "
+                "the workflow's instances"
+            ) from None
+
+    def get(self, ref: InstanceRef) -> InstanceRecord:
+        with self._lock:
+            return self._stored(ref).record
+
+    def load(self, ref: InstanceRef) -> InstanceState:
+        with self._lock:
+            stored = self._stored(ref)
+            generation = stored.record.generation
+            entries = [e for (g, _), e in stored.journal.items() if g == generation]
+            events = [e for e in stored.events if e.generation == generation]
+            return InstanceState(stored.record, entries, events)
+
+    def record(self, ref: InstanceRef, generation: int, entry: JournalEntry) -> JournalEntry:
+        with self._lock:
+            stored = self._instances.get(ref)
+            if stored is None:  # deleted while a runner was mid-step: the write lands nowhere
+                return entry
+            journal = stored.journal
+            existing = journal.get((generation, entry.key))
+            if existing is not None:  # first writer wins
+                return existing
+            journal[(generation, entry.key)] = entry
+            self.writes += 1
+            return entry
+
+    async def record_async(
+        self, ref: InstanceRef, generation: int, entry: JournalEntry
+    ) -> JournalEntry:
+        # A dict answers at once: inline, without a hop to a thread.
+        return self.record(ref, generation, entry)
+
+    def add_event(
+        self, ref: InstanceRef, event: EventRecord, expected_version: int, due_at: float | None
+    ) -> EventRecord | None:
+        with self._lock:
+            stored = self._stored(ref)
+            if event.key is not None and event.key in stored.keys:
+                return stored.keys[event.key]
+            record = stored.record
+            if record.version != expected_version or record.status in FINISHED:
+                return None
+            stored.events.append(event)
+            if event.key is not None:
+                stored.keys[event.key] = event
+            stored.record = dataclasses.replace(
+                record,
+                version=record.version + 1,
+                updated_at=event.timestamp,
+                due_at=record.due_at if due_at is None else due_at,
+                # the event, its key's marker and the instance item (as on DynamoDB)
+                item_writes=record.item_writes + 2 + (event.key is not None),
+            )
+            self.writes += 1
+            return event
+
+    def find_event(self, ref: InstanceRef, key: str) -> EventRecord | None:
+        with self._lock:
+            return self._stored(ref).keys.get(key)
+
+    def update(
+        self, ref: InstanceRef, expected_version: int, change: Change
+    ) -> InstanceRecord | None:
+        with self._lock:
+            stored = self._instances.get(ref)
+            if stored is None or stored.record.version != expected_version:
+                return None  # changed, or deleted (a runner mid-advance then reloads)
+            changed = change.applied(stored.record)
+            stored.record = dataclasses.replace(  # what it used (see lambda_workflows.engine.usage)
+                changed,
+                item_writes=changed.item_writes + 1,
+                schedules=changed.schedules + schedules_in(change),
+            )
+            self.writes += 1
+            return stored.record
+
+    def claim_generation(self, ref: InstanceRef, generation: int, token: str) -> bool:
+        with self._lock:
+            claims = self._stored(ref).claims
+            holder = claims.setdefault(generation, token)
+            self.writes += holder == token
+            return holder == token
+
+    def seed_generation(
+        self,
+        ref: InstanceRef,
+        generation: int,
+        entries: Sequence[JournalEntry],
+        events: Sequence[EventRecord],
+    ) -> None:
+        with self._lock:
+            stored = self._stored(ref)
+            for entry in entries:
+                stored.journal[(generation, entry.key)] = entry
+            seeded = {e.id for e in stored.events}
+            stored.events.extend(e for e in events if e.id not in seeded)
+            self.writes += len(entries) + len(events)
+
+    def delete(self, record: InstanceRecord) -> bool:
+        ref = record.ref
+        with self._lock:
+            stored = self._stored(ref)
+            if stored.record.version != record.version:
+                return False
+            highest = max([stored.record.generation, *stored.claims])
+            del self._instances[ref]
+            self._deleted[ref] = _Deleted(record.version + 1, highest + CLAIM_SPAN + 1)
+            self.writes += 1
+            return True
+
+    def acquire_lease(
+        self,
+        ref: InstanceRef,
+        owner: str,
+        now: float,
+        expires_at: float,
+        *,
+        needs_slot: bool = False,
+    ) -> InstanceRecord | None:
+        with self._lock:
+            stored = self._instances.get(ref)
+            if stored is None:
+                return None
+            record = stored.record
+            lease_free = not record.leased(now) or record.lease_owner == owner
+            if record.status not in RUNNABLE or not lease_free:
+                return None
+            if needs_slot and record.slot is None:
+                return None
+            status = record.status
+            if status in (InstanceStatus.QUEUED, InstanceStatus.WAITING):
+                status = InstanceStatus.RUNNING
+            stored.record = dataclasses.replace(
+                record,
+                status=status,
+                lease_owner=owner,
+                lease_expires_at=expires_at,
+                version=record.version + 1,
+                started_at=record.started_at or now,
+                updated_at=now,
+                due_at=expires_at,
+                invocations=record.invocations + 1,  # see lambda_workflows.engine.usage
+                item_writes=record.item_writes + 1,
+            )
+            self.writes += 1
+            return stored.record
+
+    def release_lease(self, ref: InstanceRef, owner: str, due_at: float) -> None:
+        with self._lock:
+            stored = self._instances.get(ref)
+            if stored is None or stored.record.lease_owner != owner:
+                return
+            stored.record = dataclasses.replace(
+                stored.record,
+                lease_owner=None,
+                lease_expires_at=None,
+                due_at=due_at,
+                item_writes=stored.record.item_writes + 1,
+            )
+
+    def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
+        with self._lock:
+            stored = self._instances.get(ref)
+            if stored is None or stored.record.lease_owner != owner:
+                return None
+            # a write even under a still clock, as on DynamoDB (see lambda_workflows.engine.usage)
+            stored.record = dataclasses.replace(
+                stored.record,
+                lease_expires_at=expires_at,
+                item_writes=stored.record.item_writes + 1,
+            )
+            return stored.record
+
+    def list_instances(
+        self,
+        workflow: str,
+        status: InstanceStatus | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> InstancePage:
+        with self._lock:
+            records = [
+                s.record
+                for ref, s in self._instances.items()
+                if ref.workflow == workflow and (status is None or s.record.status == status)
+            ]
+        records.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+        start = _start_of(cursor) if cursor else 0
+        page = records[start : start + limit]
+        more = start + limit < len(records)
+        return InstancePage(page, str(start + limit) if more else None)
+
+    def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
+        with self._lock:
+            due = [
+                (s.record.due_at, ref)
+                for ref, s in self._instances.items()
+                if s.record.due_at is not None and s.record.due_at < before
+            ]
+        return [ref for _, ref in sorted(due, key=lambda d: d[0])][:limit]
+
+    @functools.cached_property
+    def slots(self) -> MemorySlots:
+        """The slots of workflows with a concurrency limit (see lambda_workflows.engine.slots)."""
+        from .memory_slots import MemorySlots
+
+        return MemorySlots(self)
+
+    # --- for the test kit -----------------------------------------------------------------
+
+    def break_lease(self, ref: InstanceRef) -> None:
+        """Drop a dead invocation's lease, as if it had expired."""
+        with self._lock:
+            stored = self._stored(ref)
+            stored.record = dataclasses.replace(
+                stored.record, lease_owner=None, lease_expires_at=None
+            )
+
+    def journal(self, ref: InstanceRef) -> list[JournalEntry]:
+        """The current generation's journal entries in recording order."""
+        return sorted(self.load(ref).entries, key=lambda e: (e.at, e.key))
+
+
+def _created(record: InstanceRecord) -> InstanceRecord:
+    """``record`` as created: its creation is its first write (see
+    lambda_workflows.engine.usage)."""
+    return dataclasses.replace(record, item_writes=record.item_writes + 1)
+
+
+@dataclass(order=True, frozen=True)
+class _Message:
+    visible_at: float
+    seq: int
+    ref: InstanceRef = field(compare=False)
+
+
+class MemoryQueue:
+    """A :class:`~lambda_workflows.engine.ports.WorkQueue` with delayed visibility."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._messages: list[_Message] = []
+        self._seq = 0
+        self.sent = 0
+
+    def send(self, ref: InstanceRef, delay: float = 0.0) -> None:
+        with self._lock:
+            self._seq += 1
+            self.sent += 1
+            self._messages.append(_Message(self._clock.time() + max(0.0, delay), self._seq, ref))
+
+    def send_many(self, refs: Sequence[InstanceRef]) -> None:
+        for ref in refs:
+            self.send(ref)
+
+    def receive(self) -> InstanceRef | None:
+        """The next visible message, removed from the queue."""
+        now = self._clock.time()
+        with self._lock:
+            visible = [m for m in self._messages if m.visible_at <= now]
+            if not visible:
+                return None
+            message = min(visible)
+            self._messages.remove(message)
+            return message.ref
+
+    def next_visible_at(self) -> float | None:
+        """When the next delayed message becomes visible."""
+        with self._lock:
+            return min((m.visible_at for m in self._messages), default=None)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+
+@dataclass(frozen=True, order=True)
+class ScheduledWakeUp:
+    """A pending one-time wake-up."""
+
+    at: float
+    ref: InstanceRef = field(compare=False)
+    reason: SuspendReason = field(compare=False)
+
+
+class MemoryScheduler:
+    """A :class:`~lambda_workflows.engine.ports.WakeUpScheduler` that the test kit fires by hand."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[InstanceRef, float], ScheduledWakeUp] = {}
+        self.scheduled = 0
+
+    def schedule(self, ref: InstanceRef, at: float, reason: SuspendReason) -> None:
+        with self._lock:
+            self.scheduled += 1
+            self._pending[(ref, at)] = ScheduledWakeUp(at, ref, reason)
+
+    def cancel(self, ref: InstanceRef) -> None:
+        with self._lock:
+            for key in [k for k in self._pending if k[0] == ref]:
+                del self._pending[key]
+
+    def pending(self) -> list[ScheduledWakeUp]:
+        """Every pending wake-up, earliest first."""
+        with self._lock:
+            return sorted(self._pending.values())
+
+    def pop_due(self, now: float) -> list[ScheduledWakeUp]:
+        """Remove and return the wake-ups due at ``now`` (the schedule fired and deleted)."""
+        with self._lock:
+            due = [w for w in self._pending.values() if w.at <= now]
+            for wake_up in due:
+                del self._pending[(wake_up.ref, wake_up.at)]
+            return sorted(due)
+
+
+def _start_of(cursor: str) -> int:
+    """The offset a cursor of this store carries; anything else is InvalidInput, never a 500."""
+    if not (cursor.isascii() and cursor.isdigit() and len(cursor) <= 9):
+        raise InvalidInput(
+            "cursor is not valid: pass back, unchanged, the cursor of the previous page, or "
+            "start again without one"
+        )
+    return int(cursor)

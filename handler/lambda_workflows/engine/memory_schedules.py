@@ -1,0 +1,95 @@
+"""Recurring schedules on the in-memory backend: fired from the registry itself, since there
+is nothing to deploy (see :mod:`lambda_workflows.local.recurring` for the embedded AWS).
+
+Each firing creates ``<workflow>-<UTC time>`` as TriggerFunction does on AWS: a firing
+delivered twice finds the id taken and creates nothing. A schedule added to the registry fires
+from the time it is first seen (:meth:`MemoryRecurring.reconcile`), as a deployed one would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from .clock import Clock
+from .errors import InstanceAlreadyExists
+from .schedules import (
+    MAX_FIRINGS,
+    Firing,
+    Schedule,
+    firing,
+    firing_id,
+    scheduled_time,
+    schedules_of,
+)
+from .service import InstanceService
+
+
+class RecurringFirings(Protocol):
+    """What fires a backend's recurring schedules on its clock."""
+
+    def reconcile(self) -> object:
+        """Bring the deployed schedules in line with the registry (as the sweep does)."""
+        ...
+
+    def fire(self, until: float | None = None) -> list[Firing]:
+        """Deliver the firings due since the last call, up to ``until`` (default: now)."""
+        ...
+
+    def skip(self, to: float) -> None:
+        """Move past skipped idle time without firing what fell in it."""
+        ...
+
+    def deliver(self, workflow: str, at: float) -> None:
+        """Deliver one firing of ``workflow`` at ``at`` (again, for a duplicate)."""
+        ...
+
+
+class MemoryRecurring:
+    """:class:`RecurringFirings` on an :class:`InstanceService` of the in-memory store.
+
+    Args:
+        workflows: the registry (read at each call: a test may change it).
+        service: creates the instances.
+        clock: the time source.
+    """
+
+    def __init__(
+        self, workflows: Mapping[str, Any], service: InstanceService, clock: Clock
+    ) -> None:
+        self.workflows = workflows
+        self.service = service
+        self.clock = clock
+        self._fired_through = clock.time()
+        self._since: dict[tuple[str, Schedule], float] = {}  # when each was first seen
+
+    def reconcile(self) -> None:
+        now = self.clock.time()
+        for key, cls in self.workflows.items():
+            for schedule in schedules_of(cls):
+                self._since.setdefault((key, schedule), now)
+
+    def fire(self, until: float | None = None) -> list[Firing]:
+        until = self.clock.time() if until is None else until
+        after, self._fired_through = self._fired_through, max(self._fired_through, until)
+        due: list[Firing] = []
+        for key, cls in self.workflows.items():
+            if "@" in key:
+                continue  # a pinned older version: only the newest is started by schedules
+            for schedule in schedules_of(cls):
+                since = max(after, self._since.setdefault((key, schedule), after))
+                times = list(schedule.firings(since, until))[-MAX_FIRINGS:]
+                due.extend(Firing(key, firing_id(key, at), at, schedule.expression) for at in times)
+        due.sort(key=lambda f: (f.at, f.workflow))
+        for one in due:
+            self.deliver(one.workflow, one.at)
+        return due
+
+    def skip(self, to: float) -> None:
+        self._fired_through = max(self._fired_through, to)
+
+    def deliver(self, workflow: str, at: float) -> None:
+        id, params = firing(workflow, scheduled_time(at))
+        with contextlib.suppress(InstanceAlreadyExists):  # a duplicate starts nothing more
+            self.service.create(workflow, id, params)

@@ -1,0 +1,117 @@
+"""``step.run_workflow``: start a child workflow and wait for its end, as a durable step.
+
+Modelled on :mod:`.wait_for_event` (the design is argued in
+:mod:`lambda_workflows.engine.children`):
+the first pass creates the child through the pass (idempotently: a crash before the wait is
+recorded creates the same child again, which is success) and records a ``WAIT`` entry on the
+child's own event type, ``child:<workflow>/<id>``; every pass until the child's end is in the
+mailbox suspends, holding no compute. The child's end stores that event and wakes the parent,
+and the pass that finds it records the ``DELIVERY``: the child's output, or its error, which
+``run()`` gets as :class:`StepFailedError` (on the first run as on every replay). A child that
+could not be started (its workflow is not registered, its id is taken by another instance) is
+recorded the same way, as a failed step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lambda_workflows.engine import codec
+from lambda_workflows.engine.children import ChildOutcome, child_event_type, child_of, child_outcome
+from lambda_workflows.engine.errors import StepFailedError, SuspendReason, WorkflowTimeoutError
+from lambda_workflows.engine.journal import delivery_key
+from lambda_workflows.engine.model import EntryKind, ErrorInfo, InstanceRef, JournalEntry
+
+from .base import Call, Pass
+
+__all__ = ["TERMINATED", "run"]
+
+TERMINATED = "Terminated"
+"""The error name a step gets when its child was terminated."""
+
+
+async def run(
+    replay: Pass, name: str, workflow: str, params: str, id: str | None, timeout: float
+) -> Any:
+    """The body of ``step.run_workflow``: the child's (decoded) output."""
+    call = replay.enter(name, "run_workflow")
+    answered = replay.journal.entries.get(delivery_key(call.key))
+    if answered is not None:
+        return _result(replay, answered)
+    started = replay.journal.entries.get(call.key)
+    now = replay.now()
+    if started is None:
+        replay.before_new_step(call.key)
+        child = replay.start_child(call, workflow, id, params)
+        if child.error is not None:
+            refused = _answer(call, child.ref, now, now, child.error)
+            return _result(replay, await replay.write(refused))
+        wait = call.entry(
+            EntryKind.WAIT,
+            now,
+            started_at=now,
+            wake_at=now + timeout,
+            event_type=child_event_type(child.ref),
+        )
+        started = await replay.write(wait)
+    ref = child_of(started)
+    assert ref is not None, "a run_workflow wait names its child"
+    event = replay.journal.next_event(child_event_type(ref))
+    if event is not None:
+        error = _error(child_outcome(event.payload), ref)
+        answer = _answer(call, ref, now, started.at, error, event.id)
+        return _result(replay, await replay.write(answer))
+    deadline = started.wake_at or now
+    if now < deadline:
+        replay.suspend(SuspendReason.EVENT, deadline)
+    message = (
+        f"step.run_workflow({name!r}) timed out: child workflow {ref.workflow} instance "
+        f"{ref.id!r} did not finish within the step's timeout"
+    )
+    timed_out = ErrorInfo(WorkflowTimeoutError.__name__, message)
+    return _result(replay, await replay.write(_answer(call, ref, now, started.at, timed_out)))
+
+
+def _answer(
+    call: Call,
+    child: InstanceRef,
+    now: float,
+    began: float,
+    error: ErrorInfo | None,
+    event_id: str | None = None,
+) -> JournalEntry:
+    """The entry that ends the step: the child's end (its event), or why there is none."""
+    return call.entry(
+        EntryKind.DELIVERY,
+        now,
+        key=delivery_key(call.key),
+        started_at=began,
+        error=error,
+        event_type=child_event_type(child),
+        event_id=event_id,
+    )
+
+
+def _error(outcome: ChildOutcome, child: InstanceRef) -> ErrorInfo | None:
+    """The step's error for a child's end: None when it completed."""
+    if outcome.status == "complete":
+        return None
+    if outcome.error is not None and outcome.status == "errored":
+        return outcome.error
+    message = f"child workflow {child.workflow} instance {child.id!r} was terminated"
+    return ErrorInfo(TERMINATED, message)
+
+
+def _result(replay: Pass, entry: JournalEntry) -> Any:
+    """What ``await step.run_workflow`` gives ``run()`` for a recorded answer.
+
+    Raises:
+        StepFailedError: the child errored or was terminated, or could not be started.
+    """
+    if entry.error is not None:
+        raise StepFailedError(entry.name, entry.error.name, entry.error.message, 1)
+    event = replay.journal.event(entry.event_id or "")
+    if event is None:  # another runner recorded the answer: load its event
+        replay.suspend(SuspendReason.RELOAD)
+    output = child_outcome(event.payload).output
+    return None if output is None else codec.decode(output)

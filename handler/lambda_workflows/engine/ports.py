@@ -1,0 +1,229 @@
+"""The engine's ports: what it needs from storage, the work queue and the wake-up scheduler.
+
+The core decides; adapters act. ``lambda_workflows.engine.memory`` implements these in memory (test
+kit); ``lambda_workflows.aws`` implements them on DynamoDB, SQS and EventBridge Scheduler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .errors import SuspendReason
+from .immutable import immutable
+from .model import EventRecord, InstanceRecord, InstanceRef, InstanceStatus, JournalEntry
+from .transitions import Change
+
+CLAIM_SPAN = 100
+"""A restart claims a journal generation at most this far above the instance's current one
+(see :meth:`InstanceStore.claim_generation`). An instance created with the id of a deleted one
+starts its journal above the deleted one's generation plus this span, so nothing a late writer
+of the deleted instance (a runner mid-step, a restart under way) wrote is ever read."""
+
+
+@immutable
+class InstanceState:
+    """Everything replay needs, loaded at once: the instance, its journal, its events.
+
+    Only the current generation's journal and events are included (a restart starts a new
+    generation).
+    """
+
+    record: InstanceRecord
+    entries: Sequence[JournalEntry]
+    events: Sequence[EventRecord]
+
+
+@immutable
+class InstancePage:
+    """One page of a listing; pass ``cursor`` back to get the next one."""
+
+    records: list[InstanceRecord]
+    cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchCreateResult:
+    """Which records of a batch were written and which ids already existed."""
+
+    created: list[str] = field(default_factory=list)
+    existing: list[str] = field(default_factory=list)
+
+
+class InstanceStore(Protocol):
+    """Durable instance state. Writes that matter are conditional; see each method."""
+
+    def create(self, record: InstanceRecord) -> None:
+        """Write a new instance. Raises InstanceAlreadyExists if the id is taken.
+
+        The id of a deleted instance is free again: the new instance's version and journal
+        generation then start above the deleted one's (see :data:`CLAIM_SPAN`), so a runner
+        of the deleted instance still busy finds every conditional write refused.
+        """
+        ...
+
+    def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
+        """Write many new instances; ids already taken are skipped and reported."""
+        ...
+
+    def get(self, ref: InstanceRef) -> InstanceRecord:
+        """The instance record. Raises InstanceNotFound."""
+        ...
+
+    def load(self, ref: InstanceRef) -> InstanceState:
+        """The instance with its current-generation journal and events. Raises InstanceNotFound."""
+        ...
+
+    def record(self, ref: InstanceRef, generation: int, entry: JournalEntry) -> JournalEntry:
+        """Record a journal entry unless its key is already recorded; return the recorded one.
+
+        The first writer wins, always: a caller that loses the race gets the winner's entry
+        back and must continue with it. An entry recorded for a deleted instance (by a runner
+        that was mid-step) is never read: it is returned as written, and nothing fails.
+        """
+        ...
+
+    async def record_async(
+        self, ref: InstanceRef, generation: int, entry: JournalEntry
+    ) -> JournalEntry:
+        """:meth:`record`, awaited, with the same promise: what a replay pass calls, so that
+        steps finishing together (a gather) record together. A store that waits on the
+        network runs the write off the event loop; one that answers at once may record inline.
+        """
+        ...
+
+    def add_event(
+        self, ref: InstanceRef, event: EventRecord, expected_version: int, due_at: float | None
+    ) -> EventRecord | None:
+        """Buffer ``event`` and bump the instance's version in one atomic write, only if the
+        version is still ``expected_version`` and the instance has not finished.
+
+        ``event.id`` must be ``event_id(expected_version + 1)``: events sort in commit order.
+        ``due_at``, when given, becomes the instance's due time (the sender's wake-up may be
+        lost; the sweep then finds the instance). When ``event.key`` is set and an event with
+        that key was stored before, nothing is written and that earlier event is returned.
+
+        Returns the stored event, or None when the version changed (read again, retry).
+        Raises InstanceNotFound.
+        """
+        ...
+
+    def find_event(self, ref: InstanceRef, key: str) -> EventRecord | None:
+        """The event stored earlier under idempotency ``key``, if any (payload not included)."""
+        ...
+
+    def update(
+        self, ref: InstanceRef, expected_version: int, change: Change
+    ) -> InstanceRecord | None:
+        """Write ``change`` (see :mod:`lambda_workflows.engine.transitions`) and bump the version,
+        only
+        if the version is still ``expected_version``. Returns the new record, or None if it
+        changed meanwhile (or the instance was deleted: the next read says InstanceNotFound).
+        """
+        ...
+
+    def claim_generation(self, ref: InstanceRef, generation: int, token: str) -> bool:
+        """Reserve journal ``generation`` for the restart named ``token``, before the instance
+        moves to it: True when it is ``token``'s (now, or already), False when another restart
+        holds it (try the next one). A claimed generation is never used by another restart, so
+        what one restart copies into it is never seen by another.
+        """
+        ...
+
+    def seed_generation(
+        self,
+        ref: InstanceRef,
+        generation: int,
+        entries: Sequence[JournalEntry],
+        events: Sequence[EventRecord],
+    ) -> None:
+        """Write the entries and events a restart from a step keeps into the claimed
+        ``generation`` (see :mod:`lambda_workflows.engine.restart_from`), before the instance moves
+        to it; writing the same ones again is harmless.
+        """
+        ...
+
+    def delete(self, record: InstanceRecord) -> bool:
+        """Remove the instance ``record`` describes, with its journal, events, chunks and
+        claims, only if its version is still ``record.version``; False when it changed (read
+        again, decide again).
+
+        Afterwards the id reads as missing (InstanceNotFound) everywhere, and every
+        conditional write of someone still holding the old version fails: a runner that was
+        mid-advance records nothing that is ever read, and never recreates the instance.
+        """
+        ...
+
+    def acquire_lease(
+        self,
+        ref: InstanceRef,
+        owner: str,
+        now: float,
+        expires_at: float,
+        *,
+        needs_slot: bool = False,
+    ) -> InstanceRecord | None:
+        """Take the instance's lease if it is runnable and the lease is free, expired, or
+        already ``owner``'s (a redelivered message takes back the lease it held), and, with
+        ``needs_slot``, only if it holds a slot of its workflow's concurrency limit.
+
+        Sets status running when it was queued or waiting, sets ``due_at`` to the lease's
+        expiry, bumps the version. Returns the new record, or None when the instance is
+        finished, paused, missing or leased by someone else.
+        """
+        ...
+
+    def release_lease(self, ref: InstanceRef, owner: str, due_at: float) -> None:
+        """Drop ``owner``'s lease (if it still holds it) and make the instance due at
+        ``due_at``; the version is unchanged. Used on the failure paths of a runner.
+        """
+        ...
+
+    def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
+        """Extend a lease still held by ``owner`` (version unchanged); None if it was lost."""
+        ...
+
+    def list_instances(
+        self,
+        workflow: str,
+        status: InstanceStatus | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> InstancePage:
+        """Instances of a workflow, newest first, optionally with one status."""
+        ...
+
+    def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
+        """Instances whose ``due_at`` is before ``before`` (see lambda_workflows.engine.recovery):
+        nobody advanced them in time. The recovery sweep posts a wake-up for each.
+        """
+        ...
+
+
+class WorkQueue(Protocol):
+    """Where runner work is posted: "advance this instance"."""
+
+    def send(self, ref: InstanceRef, delay: float = 0.0) -> None:
+        """Post one wake-up, visible after ``delay`` seconds (at most 15 minutes)."""
+        ...
+
+    def send_many(self, refs: Sequence[InstanceRef]) -> None:
+        """Post wake-ups for many instances (in batches of 10 on SQS)."""
+        ...
+
+
+class WakeUpScheduler(Protocol):
+    """One-time wake-ups at a given time (EventBridge Scheduler ``at(...)`` schedules)."""
+
+    def schedule(self, ref: InstanceRef, at: float, reason: SuspendReason) -> None:
+        """Post a wake-up for ``ref`` to the work queue at ``at``.
+
+        ``reason`` is ``sleep``, ``retry`` or ``event`` (a wait's timeout).
+        Scheduling the same (ref, at) twice must be harmless.
+        """
+        ...
+
+    def cancel(self, ref: InstanceRef) -> None:
+        """Drop every pending wake-up of the instance (terminate, restart)."""
+        ...

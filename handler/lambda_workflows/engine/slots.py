@@ -1,0 +1,456 @@
+"""A workflow's concurrency limit: at most N of its instances ``running``, the others queued
+and started oldest first, as slots free.
+
+The slots are N separate items, each holding at most one instance (its ``holder``), and an
+instance that holds one says so (``slot`` on its record); the two always change together, in
+one atomic write of the store. There is no counter: taking a free slot, handing one over and
+freeing one write that slot's item and the instances concerned, never a shared item, so for N
+up to 10,000 no single item takes every acquire and release (on DynamoDB each slot is its own
+partition).
+
+Slots and the line of waiting instances are split into groups of at most
+:data:`GROUP_SIZE` slots: slot ``k`` belongs to group ``k mod G`` (``G = ceil(N / 100)``), an
+instance to the group its id hashes to. An instance waits in its group's line and takes one of
+its group's slots; reading a group's slots is one batch read, and its line (ordered by
+creation time, then id) is one partition. With N ≤ 100 there is one group: starts are strictly
+oldest first. With more, each group is oldest first, and the load spreads over G lines.
+
+The rules (each step is one conditional, atomic write of the store, see :class:`SlotStore`):
+
+- Creating an instance of a limited workflow puts it in its group's line first, then writes
+  it (queued, "waiting for a slot").
+- A runner given an instance that holds no slot queues it (:class:`QueueForSlot`: it is put in
+  the line, if it was not), then *pumps* the group: it grants each free slot to the oldest
+  instance in line (:class:`GrantSlot`, the instance leaves the line) and posts its work
+  message. When the runner's own instance got one, it runs it now; otherwise the message is
+  done, and the instance waits for a release.
+- An instance's lease can only be taken while it holds a slot, so it only becomes ``running``
+  with one: never more than N are running.
+- When an instance stops running (finished, sleeping, waiting for an event or a child,
+  paused), the runner releases its slot: it hands it directly to the oldest instance in line,
+  or frees it when nobody waits.
+- A slot whose holder's runner died is reclaimed once the holder's lease expired
+  (:class:`ReclaimSlot`): the holder is queued again (first in line: it is older) and the slot
+  goes to the oldest waiting. The slot's ``check_at`` says when to look at its holder; the
+  recovery sweep looks at every group.
+
+No lost wake-up: an instance queues itself, *then* looks for a free slot; a releaser that saw
+nobody in line frees the slot, *then* looks at the line again (and pumps when someone is
+there). Both write before they read, and reads are strongly consistent, so at least one of them
+sees the other: a free slot never stays free while an instance waits. The recovery sweep pumps
+every group as well (free slots, reclaimed ones), which also repairs what an infrastructure
+failure interrupted. An infrastructure error while queuing, granting or releasing is never a
+step failure: the work message is retried, and every write is conditional, so a retry after an
+unknown outcome finds it done or does it once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import math
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from enum import StrEnum
+from typing import Any, Protocol
+
+from .clock import Clock
+from .concurrency import limit_of
+from .errors import InfrastructureError, InstanceNotFound
+from .immutable import immutable
+from .model import FINISHED, InstanceRecord, InstanceRef, InstanceStatus
+from .ports import BatchCreateResult, InstanceStore, WorkQueue
+from .recovery import QUEUE_GRACE
+from .transitions import (
+    WAITING_FOR_SLOT,
+    Change,
+    GrantSlot,
+    QueueForSlot,
+    ReclaimSlot,
+    ReleaseSlot,
+)
+
+log = logging.getLogger("lambda_workflows.slots")
+
+GROUP_SIZE = 100
+"""Slots per group at most: one group's slots are read in one batch read."""
+_SPARE = 3  # waiters read beyond the free slots, for the ones that left the line meanwhile
+_TRIES = 5
+_HELD = frozenset({InstanceStatus.RUNNING, InstanceStatus.WAITING_FOR_PAUSE})
+
+
+def groups(limit: int) -> int:
+    """How many groups a limit of ``limit`` slots is split into."""
+    return max(1, math.ceil(limit / GROUP_SIZE))
+
+
+def group_of(instance_id: str, limit: int) -> int:
+    """The group an instance waits in (stable: derived from its id)."""
+    return zlib.crc32(instance_id.encode()) % groups(limit)
+
+
+def slots_of(group: int, limit: int) -> range:
+    """The slots of ``group``."""
+    return range(group, limit, groups(limit))
+
+
+def line_key(record: InstanceRecord) -> str:
+    """An instance's place in line: creation time (milliseconds), then id."""
+    return f"{int(record.created_at * 1000):017d}#{record.id}"
+
+
+def id_in(key: str) -> str:
+    """The instance id of a place in line."""
+    return key.split("#", 1)[1]
+
+
+@immutable
+class Holder:
+    """Slot ``slot`` is held by instance ``id``; look at it again after ``check_at``."""
+
+    slot: int
+    id: str
+    check_at: float
+
+
+@immutable
+class Taker:
+    """Who gets a slot: a waiting instance (``key`` in the line of ``group``), and the change
+    its record gets (:class:`GrantSlot`'s) if it is still queued and holds no slot."""
+
+    group: int
+    key: str
+    change: Change
+
+    @property
+    def id(self) -> str:
+        return id_in(self.key)
+
+
+@immutable
+class Giver:
+    """Who lets a slot go: instance ``id``, whose record gets ``change`` if its version is
+    still ``version`` (None: if it still holds the slot). ``change`` None: only check that it
+    holds the slot no more (or is gone). ``requeue``: put it back in line (``key`` of
+    ``group``), as :class:`ReclaimSlot` does to a running instance."""
+
+    id: str
+    version: int | None = None
+    change: Change | None = None
+    requeue: tuple[int, str] | None = None
+
+
+class Moved(StrEnum):
+    """How a :meth:`SlotStore.move` went."""
+
+    DONE = "done"
+    SLOT_CHANGED = "slot_changed"  # the slot's holder is not the one expected
+    TAKER_GONE = "taker_gone"  # the taker is not queued, holds a slot, or is gone
+    GIVER_CHANGED = "giver_changed"  # the giver changed since it was read
+
+
+class SlotStore(Protocol):
+    """The slots and lines of limited workflows, beside the instances (same store)."""
+
+    def enqueue(self, record: InstanceRecord, group: int, change: Change) -> InstanceRecord | None:
+        """Put ``record`` in the line of ``group`` and write ``change`` to it, in one atomic
+        write, if its version is still ``record.version`` and it holds no slot; the new
+        record, or None when it changed (read it again)."""
+        ...
+
+    def join(self, workflow: str, group: int, key: str) -> None:
+        """Put ``key`` in the line (a new instance, before it is written)."""
+        ...
+
+    def leave(self, workflow: str, group: int, key: str) -> None:
+        """Take ``key`` out of the line (it was never created, or left it)."""
+        ...
+
+    def waiting(self, workflow: str, group: int, limit: int) -> list[str]:
+        """The first ``limit`` keys of the line, oldest first (a strongly consistent read)."""
+        ...
+
+    def ahead(self, workflow: str, group: int, key: str) -> int:
+        """How many are in line before ``key``."""
+        ...
+
+    def holders(self, workflow: str, slots: Sequence[int]) -> list[Holder]:
+        """The held slots among ``slots`` (strongly consistent)."""
+        ...
+
+    def move(
+        self,
+        workflow: str,
+        slot: int,
+        giver: Giver | None,
+        taker: Taker | None,
+        check_at: float,
+    ) -> Moved:
+        """In one atomic write: ``slot`` goes from ``giver`` (None: it must be free) to
+        ``taker`` (None: it is freed), with the instances' changes; ``check_at`` is when to
+        look at the new holder. Nothing is written unless every condition holds."""
+        ...
+
+    def recheck(self, workflow: str, holder: Holder, check_at: float) -> None:
+        """Look at ``holder`` again after ``check_at`` (if it still holds the slot)."""
+        ...
+
+
+def has_slots(store: InstanceStore) -> bool:
+    """True when ``store`` keeps slots (the memory and DynamoDB stores do), without building
+    them: a runtime whose workflows declare no limit never loads their code."""
+    return getattr(type(store), "slots", None) is not None or hasattr(store, "slots")
+
+
+class Limits(Mapping[str, int]):
+    """The concurrency limit of each registered workflow that declares one, read from the
+    registry at each use (a registry may change while the runtime runs: ``lambda-workflows dev``,
+    the test kit). Pinned older versions (``name@version``) follow their newest class."""
+
+    def __init__(self, workflows: Mapping[str, Any]) -> None:
+        self._workflows = workflows
+
+    def __getitem__(self, name: str) -> int:
+        limit = limit_of(self._workflows.get(name)) if "@" not in name else None
+        if limit is None:
+            raise KeyError(name)
+        return limit
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in list(self._workflows) if name in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class SlotGate:
+    """The concurrency limits of the registered workflows, enforced on a store's slots."""
+
+    def __init__(
+        self, limits: Mapping[str, int], store: InstanceStore, queue: WorkQueue, clock: Clock
+    ) -> None:
+        self.limits = limits
+        self.store = store
+        self.queue = queue
+        self.clock = clock
+
+    @functools.cached_property
+    def slot_items(self) -> SlotStore:
+        """The store's slots, built on first use (by a limited workflow)."""
+        found: SlotStore = getattr(self.store, "slots")  # noqa: B009 (typed here)
+        return found
+
+    @classmethod
+    def of(
+        cls, workflows: Any, store: InstanceStore, queue: WorkQueue, clock: Clock
+    ) -> SlotGate | None:
+        """The gate of ``workflows`` (a mapping of classes), or None when the store has no
+        slots. A workflow without a limit never pays a call for it: the gate looks at its
+        class only."""
+        if not isinstance(workflows, Mapping) or not has_slots(store):
+            return None
+        return cls(Limits(workflows), store, queue, clock)
+
+    def limited(self, workflow: str) -> bool:
+        """True when ``workflow`` declares a concurrency limit."""
+        return workflow in self.limits
+
+    # --- the runner's side ----------------------------------------------------------------
+
+    def lease(
+        self, ref: InstanceRef, owner: str, now: float, expires_at: float
+    ) -> InstanceRecord | None:
+        """The instance's lease, taken only while it holds a slot: at once when it does
+        (granted by a release, or it was running), else after queuing it and pumping its
+        group. None: it waits in line (or is not runnable, or leased by someone else)."""
+        leased = self.store.acquire_lease(ref, owner, now, expires_at, needs_slot=True)
+        if leased is not None or not self.admit(ref):
+            return leased
+        return self.store.acquire_lease(ref, owner, now, expires_at, needs_slot=True)
+
+    def admit(self, ref: InstanceRef) -> bool:
+        """Get the instance a slot if it can have one now; True when it holds one."""
+        limit = self.limits[ref.workflow]
+        for _ in range(_TRIES):
+            now = self.clock.time()
+            record = self.store.get(ref)
+            if record.slot is not None:
+                if record.status in FINISHED or record.status is InstanceStatus.PAUSED:
+                    self.release(record)  # a release that failed before: done now
+                    return False
+                return True
+            if record.status in FINISHED or record.status is InstanceStatus.PAUSED:
+                return False
+            if record.leased(now):
+                return False  # another runner has it (it holds a slot, or will queue it)
+            group = group_of(ref.id, limit)
+            change = QueueForSlot().change(record, now) or Change()
+            if self.slot_items.enqueue(record, group, change) is None:
+                continue  # it changed meanwhile: look again
+            return ref.id in self.pump(ref.workflow, group, caller=ref.id)
+        return False  # changing fast: its next message (or the sweep) tries again
+
+    def release(self, record: InstanceRecord) -> None:
+        """Hand ``record``'s slot to the oldest instance in line, or free it.
+
+        Only once the instance stopped running: a runner that took it since keeps the slot.
+        """
+        for _ in range(_TRIES):
+            if record.slot is None or record.status in _HELD:
+                return
+            moved = self._hand_over(record)
+            if moved is not Moved.GIVER_CHANGED:
+                return
+            try:
+                record = self.store.get(record.ref)
+            except InstanceNotFound:
+                return  # deleted: the slot is reclaimed (its holder is gone)
+
+    def _hand_over(self, record: InstanceRecord) -> Moved:
+        assert record.slot is not None
+        giver = Giver(record.id, record.version, ReleaseSlot().change(record, self.clock.time()))
+        limit = self.limits.get(record.workflow)
+        if limit is None or record.slot >= limit:  # the limit was lowered or removed since
+            return self.slot_items.move(
+                record.workflow, record.slot, giver, None, self.clock.time()
+            )
+        group = group_of(record.id, limit)
+        for key in self.slot_items.waiting(record.workflow, group, 1 + _SPARE):
+            moved = self._grant(record.workflow, record.slot, giver, group, key)
+            if moved is Moved.DONE:
+                self._post(record.workflow, [id_in(key)], None)
+            if moved is not Moved.TAKER_GONE:
+                return moved
+        moved = self.slot_items.move(record.workflow, record.slot, giver, None, self.clock.time())
+        if moved is Moved.DONE and self.slot_items.waiting(record.workflow, group, 1):
+            self.pump(record.workflow, group)  # someone queued as we freed it
+        return moved
+
+    def _grant(self, workflow: str, slot: int, giver: Giver | None, group: int, key: str) -> Moved:
+        """Move ``slot`` to the instance ``key`` waits for, and post its work message; one
+        that left the line (paused, terminated, deleted, started) is taken out of it."""
+        now = self.clock.time()
+        change = GrantSlot(slot, now + QUEUE_GRACE).change(_queued(workflow, key), now)
+        assert change is not None
+        taker = Taker(group, key, change)
+        moved = self.slot_items.move(workflow, slot, giver, taker, now + QUEUE_GRACE)
+        if moved is Moved.TAKER_GONE:
+            self.slot_items.leave(workflow, group, key)
+        return moved
+
+    # --- pumping: free slots to the oldest waiting ----------------------------------------
+
+    def pump(self, workflow: str, group: int, caller: str | None = None) -> list[str]:
+        """Grant the group's free (and reclaimable) slots to the oldest instances in line,
+        posting each one's work message (but ``caller``'s, whose runner goes on with it);
+        the ids granted. Stops at the first slot another pump took meanwhile."""
+        limit = self.limits[workflow]
+        now = self.clock.time()
+        mine = slots_of(group, limit)
+        held = self.slot_items.holders(workflow, mine)
+        taken = {h.slot for h in held}
+        free = [k for k in mine if k not in taken]
+        free += [h.slot for h in held if h.check_at < now and self._reclaim(workflow, h)]
+        if not free:
+            return []
+        granted: list[str] = []
+        line = iter(self.slot_items.waiting(workflow, group, len(free) + _SPARE))
+        for slot in free:
+            for key in line:
+                moved = self._grant(workflow, slot, None, group, key)
+                if moved is Moved.DONE:
+                    granted.append(id_in(key))
+                    break
+                if moved is not Moved.TAKER_GONE:
+                    return self._post(workflow, granted, caller)
+            else:
+                break
+        return self._post(workflow, granted, caller)
+
+    def _post(self, workflow: str, granted: list[str], caller: str | None) -> list[str]:
+        others = [InstanceRef(workflow, i) for i in granted if i != caller]
+        if others:
+            try:
+                self.queue.send_many(others)
+            except InfrastructureError as exc:  # they are due: the sweep posts them
+                log.warning("could not post %d granted instance(s): %s", len(others), exc)
+        return granted
+
+    def _reclaim(self, workflow: str, holder: Holder) -> bool:
+        """Free a slot whose holder is not running any more; True when it is free now."""
+        now = self.clock.time()
+        try:
+            record: InstanceRecord | None = self.store.get(InstanceRef(workflow, holder.id))
+        except InstanceNotFound:
+            record = None
+        if record is None or record.slot != holder.slot:
+            giver = Giver(holder.id)  # it holds the slot no more (or is gone)
+        elif record.leased(now) or (record.due_at is not None and record.due_at > now):
+            later = max(record.lease_expires_at or 0.0, record.due_at or 0.0)
+            self.slot_items.recheck(workflow, holder, later)
+            return False
+        else:
+            change = ReclaimSlot().change(record, now)
+            requeue = None
+            if change is not None and change.status is InstanceStatus.QUEUED:
+                requeue = (group_of(record.id, self.limits[workflow]), line_key(record))
+            giver = Giver(record.id, record.version, change, requeue)
+        moved = self.slot_items.move(workflow, holder.slot, giver, None, now)
+        if moved is Moved.DONE:
+            log.info("slot %d of %s reclaimed from %s", holder.slot, workflow, holder.id)
+        return moved is Moved.DONE
+
+    # --- the sweep and the status ---------------------------------------------------------
+
+    def reconcile(self) -> int:
+        """Pump every group of every limited workflow (the recovery sweep): free slots and
+        reclaimable ones go to waiting instances. How many were granted."""
+        granted = 0
+        for workflow, limit in self.limits.items():
+            for group in range(groups(limit)):
+                granted += len(self.pump(workflow, group))
+        return granted
+
+    def reason(self, record: InstanceRecord) -> str | None:
+        """The status reason of a waiting instance, with its place in line."""
+        if record.status_reason is None or record.workflow not in self.limits:
+            return record.status_reason
+        if record.status is not InstanceStatus.QUEUED or record.slot is not None:
+            return record.status_reason
+        limit = self.limits[record.workflow]
+        group = group_of(record.id, limit)
+        ahead = self.slot_items.ahead(record.workflow, group, line_key(record))
+        return (
+            f"{record.status_reason}: position {ahead + 1} in line "
+            f"(at most {limit} of {record.workflow} run at once)"
+        )
+
+    # --- creating ------------------------------------------------------------------------
+
+    def create(self, record: InstanceRecord) -> InstanceRecord:
+        """Write a new instance of a limited workflow: in line first, then queued "waiting
+        for a slot", so that starts follow creation even when runners pick up the first
+        messages in another order. Raises InstanceAlreadyExists; its place in line is then
+        left to the next pump, which finds no such instance waiting and drops it."""
+        waiting = dataclasses.replace(record, status_reason=WAITING_FOR_SLOT)
+        self._join(waiting)
+        self.store.create(waiting)
+        return waiting
+
+    def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
+        """:meth:`create` for a batch: every one in line, then the batch written."""
+        waiting = [dataclasses.replace(r, status_reason=WAITING_FOR_SLOT) for r in records]
+        for record in waiting:
+            self._join(record)
+        return self.store.create_many(waiting)
+
+    def _join(self, record: InstanceRecord) -> None:
+        group = group_of(record.id, self.limits[record.workflow])
+        self.slot_items.join(record.workflow, group, line_key(record))
+
+
+def _queued(workflow: str, key: str) -> InstanceRecord:
+    """A stand-in record of an instance in line, to build its :class:`GrantSlot` change (the
+    store checks the real one: queued, holding no slot)."""
+    return InstanceRecord(workflow, id_in(key), InstanceStatus.QUEUED, "", 0.0)

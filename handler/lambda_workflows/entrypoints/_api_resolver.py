@@ -1,0 +1,440 @@
+"""The HTTP API's Powertools resolver: the routes' declarations (what the OpenAPI document at
+``GET /openapi.json`` and the Swagger UI at ``/docs`` are built from), the validation of each
+request against the models of :mod:`.api_models`, and the answers to every request the direct
+path (:mod:`._api_direct`) leaves to it: the documents, a request it cannot read or must
+refuse (400, 404 for no route, 405, 422), and one it reads in a way it does not (a repeated
+query parameter, say). Loaded on the first such request, never by a cold start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Annotated, Any, TypeVar
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
+from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+
+from lambda_workflows.engine.model import InstanceStatus
+
+from . import _api_ops as ops
+from ._api_common import FAILURES, JSON_MEDIA_TYPE, Answer, base_path, strict_json
+from ._api_common import error as error_answer
+from ._api_direct import allowed_methods
+from ._swagger import add_swagger_ui
+from .api_models import (
+    MAX_BATCH,
+    BatchResultBody,
+    DeleteBatchBody,
+    DeleteBatchResultBody,
+    Deleted,
+    ErrorBody,
+    EventAccepted,
+    HistoryBody,
+    InstanceDetails,
+    InstanceHandle,
+    InstanceList,
+    JsonValue,
+    NewInstanceBody,
+    StatusChange,
+    StepOutputBody,
+    WorkflowDetails,
+    WorkflowList,
+)
+
+__all__ = ["API_TITLE", "API_VERSION", "app"]
+
+API_TITLE = "Workflows"
+API_VERSION = "1.0"
+_JSON = JSON_MEDIA_TYPE
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _Resolver(APIGatewayRestResolver):
+    """The REST API resolver, with the Swagger UI's server found by :func:`~._api_common.base_path`.
+
+    Powertools takes a stage from ``requestContext`` whenever ``requestContext.path`` starts
+    with it, which gives ``/local`` in ``lambda-workflows dev``, where nothing is served.
+    """
+
+    def _get_base_path(self) -> str:
+        return base_path(self.current_event.raw_event)
+
+
+app = _Resolver(enable_validation=True, json_body_deserializer=strict_json)
+app.configure_openapi(
+    title=API_TITLE,
+    version=API_VERSION,
+    description=(
+        "Create, inspect and control durable workflow instances (the model of Cloudflare "
+        "Workflows). Every error answer is {error: {code, message}}."
+    ),
+)
+add_swagger_ui(app, "/docs", lambda: base_path(app.current_event.raw_event) or "/")
+
+
+def _route(
+    method: str,
+    rule: str,
+    *,
+    ok: tuple[int, ...] = (200,),
+    fails: tuple[int, ...] = (),
+    **options: Any,
+) -> Callable[[_F], _F]:
+    """Declare ``rule`` on the resolver, documented with its models.
+
+    ``ok`` are the success codes, documented with the route's return model; ``fails`` the error
+    codes, documented with :class:`ErrorBody` (so are 422, which validation may always answer,
+    and 503, which any store call may). Every route is also in :data:`._api_direct.ROUTES`,
+    which says how 404 and 405 are told apart and which bodies are one JSON object.
+    """
+    responses: dict[int, OpenAPIResponse] = {
+        code: {"description": HTTPStatus(code).phrase} for code in ok
+    }  # no content: the resolver documents the return annotation
+    for code in sorted({*fails, 422, 503}):
+        responses[code] = {
+            "description": HTTPStatus(code).phrase,
+            "content": {_JSON: {"model": ErrorBody}},
+        }
+    decorator: Callable[[_F], _F] = app.route(
+        rule, method, responses=responses, status_code=ok[0], **options
+    )
+    return decorator
+
+
+# --- the routes ---------------------------------------------------------------------------
+
+WorkflowName = Annotated[str, Path(description="A registered workflow's name.")]
+InstanceId = Annotated[str, Path(description="The instance's id.")]
+
+
+@_route("GET", "/workflows", summary="List the registered workflows", tags=["workflows"])
+def list_workflows() -> WorkflowList:
+    """The names of the registered workflows."""
+    return WorkflowList.model_validate(ops.list_workflows())
+
+
+@_route(
+    "GET",
+    "/workflows/<name>",
+    summary="Describe a workflow: its class and its instances by status",
+    tags=["workflows"],
+    fails=(404,),
+)
+def describe_workflow(name: WorkflowName) -> WorkflowDetails:
+    """The workflow's class and module, the first paragraph of its docstring, how many of
+    its instances have each status, and its recurring schedules with their next firings."""
+    return WorkflowDetails.model_validate(ops.describe_workflow(name))
+
+
+@_route(
+    "POST",
+    "/workflows/<name>/instances",
+    summary="Create an instance",
+    tags=["instances"],
+    ok=(201,),
+    fails=(400, 404, 409, 413, 415),
+)
+def create_instance(
+    name: WorkflowName,
+    new: Annotated[
+        NewInstanceBody | None, Body(description="Omit for a generated id, no params.")
+    ] = None,
+) -> InstanceHandle:
+    """Create an instance and queue its first run; a taken id is a 409."""
+    new = new or NewInstanceBody()
+    return InstanceHandle.model_validate(ops.create_instance(name, new.requested_id, new.params))
+
+
+@_route(
+    "POST",
+    "/workflows/<name>/instances/batch",
+    summary="Create up to 100 instances",
+    description=(
+        "Each item is created, or reported in errors by its index with a code: invalid_input "
+        "(its id, params or keys are not valid), duplicate_id (an earlier item of the batch "
+        "has its id) or instance_exists (its id is taken). So the same batch sent again "
+        "creates nothing. 201 when something was created, 200 when nothing was. A body that "
+        "is not a list of at most 100 JSON objects is refused whole, and creates nothing."
+    ),
+    tags=["instances"],
+    ok=(201, 200),
+    fails=(400, 404, 413, 415),
+)
+def create_batch(
+    name: WorkflowName,
+    items: Annotated[
+        list[dict[str, Any]],
+        Body(
+            max_length=MAX_BATCH,
+            description="At most 100 items, each one as POST .../instances takes it.",
+            # each item is validated by the service, which reports a bad one in errors[]
+            # rather than refusing the batch; the document still shows what an item should be
+            json_schema_extra={"items": {"$ref": "#/components/schemas/NewInstanceBody"}},
+        ),
+    ],
+) -> Response[BatchResultBody]:
+    """Create many instances at once."""
+    answer = BatchResultBody.model_validate(ops.create_batch(name, items))
+    status = HTTPStatus.CREATED if answer.created else HTTPStatus.OK
+    return Response(status_code=status, content_type=_JSON, body=answer)
+
+
+@_route(
+    "GET",
+    "/workflows/<name>/instances",
+    summary="List a workflow's instances",
+    tags=["instances"],
+    fails=(400, 404),
+)
+def list_instances(
+    name: WorkflowName,
+    status: Annotated[InstanceStatus | None, Query(description="Only this status.")] = None,
+    cursor: Annotated[str | None, Query(description="From the previous page.")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Page size.")] = 50,
+) -> InstanceList:
+    """One page of instances, newest first."""
+    return InstanceList.model_validate(ops.list_instances(name, status, cursor, limit))
+
+
+@_route(
+    "GET",
+    "/workflows/<name>/instances/<instance_id>",
+    summary="An instance's status, output, error and steps",
+    tags=["instances"],
+    fails=(404,),
+)
+def get_instance(name: WorkflowName, instance_id: InstanceId) -> InstanceDetails:
+    """Status, output, error and the step timeline (large step outputs left out: see
+    ``output_truncated``)."""
+    return InstanceDetails.model_validate(ops.instance_details(name, instance_id))
+
+
+@_route(
+    "DELETE",
+    "/workflows/<name>/instances/<instance_id>",
+    summary="Delete an instance",
+    description=(
+        "Removes the instance, its journal, events and pending wake-ups; a running or waiting "
+        "instance is terminated first. A missing instance (never created, or already deleted) "
+        "is a 404, and nothing changes."
+    ),
+    tags=["instances"],
+    fails=(404,),
+)
+def delete_instance(name: WorkflowName, instance_id: InstanceId) -> Deleted:
+    """Delete one instance."""
+    return Deleted.model_validate(ops.delete_instance(name, instance_id))
+
+
+@_route(
+    "POST",
+    "/workflows/<name>/instances/delete",
+    summary="Delete up to 100 instances",
+    description=(
+        "Each id is deleted, or reported in errors by its index with a code: not_found (no "
+        "instance has it) or invalid_input (it is not an instance id). An id given twice is "
+        "deleted once and answered at each position. A body that is not {ids: [at most 100 "
+        "strings]} is refused whole, and deletes nothing."
+    ),
+    tags=["instances"],
+    fails=(400, 404, 413, 415),
+)
+def delete_batch(
+    name: WorkflowName, batch: Annotated[DeleteBatchBody, Body()]
+) -> DeleteBatchResultBody:
+    """Delete many instances at once."""
+    return DeleteBatchResultBody.model_validate(ops.delete_batch(name, batch.ids))
+
+
+@_route(
+    "GET",
+    "/workflows/<name>/instances/<instance_id>/steps/<step_name>",
+    summary="One step's whole recorded output",
+    description=(
+        "The step's name (percent-encoded in the path, as HTTP clients send it), type, status "
+        'and whole output: a do step\'s result ("[REDACTED]" if sensitive), the payload a '
+        "waitForEvent step received. A step that is not recorded is a 404 step_not_found "
+        "naming the recorded steps."
+    ),
+    tags=["instances"],
+    fails=(404,),
+)
+def get_step_output(
+    name: WorkflowName,
+    instance_id: InstanceId,
+    step_name: Annotated[str, Path(description="The step's name, percent-encoded.")],
+    count: Annotated[
+        int, Query(ge=1, description="Its occurrence: 1 for the first call with this name.")
+    ] = 1,
+) -> StepOutputBody:
+    """One step's output, not capped as in the instance's answer."""
+    return StepOutputBody.model_validate(ops.step_output(name, instance_id, step_name, count))
+
+
+@_route(
+    "GET",
+    "/workflows/<name>/instances/<instance_id>/history",
+    summary="An instance's recorded history, to replay against new code",
+    description=(
+        "Params, version, status and every journal entry and event of the instance, in the "
+        "documented history format (workflows-history, format_version 1), as workflows "
+        "instances export writes it; lambda_workflows.testing.Replayer replays it. A sensitive "
+        "step's "
+        'result is "[REDACTED]": a replay needs the steps\' names, kinds and order only.'
+    ),
+    tags=["instances"],
+    fails=(404,),
+)
+def get_history(name: WorkflowName, instance_id: InstanceId) -> HistoryBody:
+    """The instance's history in the export format."""
+    return HistoryBody.model_validate(ops.history(name, instance_id))
+
+
+@_route(
+    "PATCH",
+    "/workflows/<name>/instances/<instance_id>/status",
+    summary="Pause, resume, terminate or restart an instance",
+    tags=["instances"],
+    fails=(400, 404, 409, 413, 415),
+)
+def change_status(
+    name: WorkflowName, instance_id: InstanceId, change: Annotated[StatusChange, Body()]
+) -> InstanceHandle:
+    """Apply the action; finished instances can only be restarted (409 otherwise)."""
+    from_step = change.from_step.selector() if change.from_step is not None else None
+    answer = ops.change_status(name, instance_id, change.status, from_step, change.rollback)
+    return InstanceHandle.model_validate(answer)
+
+
+@_route(
+    "POST",
+    "/workflows/<name>/instances/<instance_id>/events/<event_type>",
+    summary="Send an event to an instance",
+    description="Buffered until the instance's next wait_for_event of this type.",
+    tags=["instances"],
+    ok=(202,),
+    fails=(400, 404, 409, 413, 415),
+)
+def send_event(
+    name: WorkflowName,
+    instance_id: InstanceId,
+    event_type: Annotated[str, Path(description="The type wait_for_event waits for.")],
+    payload: Annotated[
+        JsonValue, Body(description="Any JSON (≤ 1 MiB); empty body = null.")
+    ] = None,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            description=(
+                "Makes retries safe: a second send with the same key (same rules as an "
+                "instance id) stores nothing and answers with the event stored the first time."
+            ),
+        ),
+    ] = None,
+) -> EventAccepted:
+    """Record the event and wake the instance if it is idle."""
+    answer = ops.send_event(name, instance_id, event_type, payload, idempotency_key)
+    return EventAccepted.model_validate(answer)
+
+
+@app.get("/openapi.json", include_in_schema=False)
+def openapi_document() -> Response[str]:
+    """The OpenAPI 3.1 document of this API, naming the server it is served from."""
+    # Powertools' OpenAPI models are the heaviest import of this module: only this route
+    # (and the document it builds) needs them, so a cold start does not load them.
+    from aws_lambda_powertools.event_handler.openapi.models import Server
+
+    server = Server(url=base_path(app.current_event.raw_event) or "/")
+    document = app.get_openapi_json_schema(servers=[server])
+    return Response(status_code=200, content_type=_JSON, body=document)
+
+
+def _invalid_request(exc: RequestValidationError) -> Response[dict[str, Any]]:
+    """Malformed JSON and a body of the wrong kind are 400; a bad field is 422."""
+    errors = list(exc.errors())
+    for error in errors:
+        if error.get("type") == "json_invalid":
+            reason = (error.get("ctx") or {}).get("error", "malformed")
+            return _error(400, "invalid_json", f"the body is not valid JSON ({reason})")
+    whole = [e for e in errors if tuple(e.get("loc", ())) == ("body",)]
+    if whole:
+        return _error(
+            400, "invalid_body", f"the body is not what this route takes: {_describe(whole)}"
+        )
+    return _error(422, "validation_error", _describe(errors))
+
+
+def _describe(errors: list[Any]) -> str:
+    """``where: what`` for the first few validation errors (never echoing the input)."""
+    parts = []
+    for error in errors[:5]:
+        where = ".".join(str(p) for p in error.get("loc", ())) or "request"
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        if error.get("type") == "string_pattern_mismatch":
+            message = "may only contain letters, digits, '-' and '_', and must not start with '-'"
+        elif error.get("type") == "dict_type":
+            message = "must be a JSON object"
+        parts.append(f"{where}: {message}")
+    more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+    return "; ".join(parts) + more
+
+
+def _unsupported_media(exc: RequestUnsupportedContentType) -> Response[dict[str, Any]]:
+    return _error(415, "unsupported_media_type", "send the body as Content-Type: application/json")
+
+
+def _no_route(exc: NotFoundError) -> Response[dict[str, Any]]:
+    """404 for a path no route has; 405 (with ``Allow``) for a path served by other methods."""
+    method = app.current_event.http_method.upper()
+    path = app.current_event.path
+    allowed = allowed_methods(path)
+    if method in allowed:  # the route exists, but the resolver routes no segment like this one
+        return _error(
+            404,
+            "not_found",
+            f"no route {method} {path}: a path segment holds characters that no workflow name, "
+            "instance id or event type may hold (only letters, digits, '-' and '_')",
+        )
+    if allowed:
+        return _error(
+            405,
+            "method_not_allowed",
+            f"{method} is not allowed on {path}; use {', '.join(allowed)}",
+            {"Allow": ", ".join(allowed)},
+        )
+    return _error(404, "not_found", f"no route {method} {path}; see /docs for the API")
+
+
+def _answering(answer: Callable[[Exception], Answer]) -> Callable[..., Any]:
+    def respond(exc: Exception) -> Response[dict[str, Any]]:
+        return _response(answer(exc))
+
+    return respond
+
+
+def _error(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> Response[dict[str, Any]]:
+    return _response(error_answer(status, code, message, headers))
+
+
+def _response(answer: Answer) -> Response[dict[str, Any]]:
+    status, body, headers = answer
+    return Response(status_code=status, content_type=_JSON, body=body, headers=headers)
+
+
+# The resolver picks the handler of the most specific class in the exception's MRO.
+for _raised, _answer in FAILURES:
+    app.exception_handler(list(_raised))(_answering(_answer))
+app.exception_handler(RequestValidationError)(_invalid_request)
+app.exception_handler(RequestUnsupportedContentType)(_unsupported_media)
+app.exception_handler(NotFoundError)(_no_route)

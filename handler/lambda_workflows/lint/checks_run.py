@@ -1,0 +1,385 @@
+"""Checks of a workflow function's body: WF101 to WF107.
+
+Each check reads a :class:`~lambda_workflows.lint.run_model.RunAnalysis` and appends
+:class:`~lambda_workflows.lint.findings.Issue` objects; none of them walks the whole function again.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .apis import (
+    GATHERER_METHODS,
+    GATHERERS,
+    MUTATING_METHODS,
+    TIMEOUT_CONTEXTS,
+    is_non_deterministic,
+    root_name,
+    walk,
+)
+from .findings import Issue
+from .module_facts import is_racing_call
+from .run_model import Region, RunAnalysis
+from .services import Services
+
+_CONTAINERS = (
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Starred,
+    ast.ListComp,
+    ast.SetComp,
+    ast.GeneratorExp,
+    ast.IfExp,
+    ast.keyword,
+)
+_COLLECTORS = frozenset({"append", "extend", "add", "insert", "appendleft"})
+
+
+def check_run(analysis: RunAnalysis, services: Services) -> list[Issue]:
+    """All WF101-WF107 issues of one workflow function."""
+    issues: list[Issue] = []
+    in_names = {id(node) for step in analysis.steps for node in walk(step.name_arg)}
+    tainted = _non_determinism_outside(analysis, in_names, issues)
+    _step_names(analysis, tainted, issues)
+    for call, region in analysis.calls:
+        if region.outside:
+            effect = services.side_effect(call)
+            if effect is not None:
+                issues.append(Issue(call, "WF103", _side_effect_message(effect)))
+    _unawaited_steps(analysis, issues)
+    roots = _event_roots(analysis)
+    _event_mutations(analysis, roots, issues)
+    _state_mutations(analysis, roots, issues)
+    _races(analysis, issues)
+    return issues
+
+
+def non_deterministic_label(analysis: RunAnalysis, call: ast.Call) -> str | None:
+    """``"random.random()"``-like label when the call's value changes on replay, else None."""
+    qualname = analysis.aliases.qualify(call.func)
+    if qualname is not None and is_non_deterministic(qualname, call):
+        return f"{qualname}()"
+    function = analysis.function
+    key = analysis.facts.helper_key(call, function.class_name, function.self_name)
+    if key is not None and key in analysis.facts.non_deterministic:
+        return f"{key[1]}() (it reads the clock or randomness)"
+    return None
+
+
+def _statement_of(analysis: RunAnalysis, node: ast.AST) -> tuple[ast.AST | None, bool]:
+    """The statement containing ``node`` and whether ``node`` sits in a branch condition."""
+    current = node
+    while True:
+        parent = analysis.parent(current)
+        if parent is None:
+            return None, False
+        if isinstance(parent, ast.If | ast.While | ast.IfExp) and parent.test is current:
+            return parent, True
+        if isinstance(parent, ast.comprehension) and current in parent.ifs:
+            return parent, True
+        if isinstance(parent, ast.stmt):
+            return parent, False
+        current = parent
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    return [n.id for n in walk(target) if isinstance(n, ast.Name)]
+
+
+def _non_determinism_outside(
+    analysis: RunAnalysis, in_names: set[int], issues: list[Issue]
+) -> set[str]:
+    """WF102; returns the variables that hold such values (to catch them in step names)."""
+    tainted: set[str] = set()
+    for call, region in analysis.calls:
+        if not region.outside or id(call) in in_names:
+            continue
+        label = non_deterministic_label(analysis, call)
+        if label is None:
+            continue
+        statement, in_condition = _statement_of(analysis, call)
+        if in_condition:
+            message = (
+                f"branching on {label} outside a step: a replay may take the other branch and "
+                "no longer match the recorded steps; decide inside a step "
+                '(`go = await step.do("decide", lambda: ...)`) and branch on its result'
+            )
+            issues.append(Issue(call, "WF102", message, "conditional-logic"))
+        else:
+            message = (
+                f"{label} outside a step gives a different value each time run() is replayed; "
+                f'compute it inside a step (`value = await step.do("...", lambda: ...)`) so '
+                "the recorded value is reused"
+            )
+            issues.append(Issue(call, "WF102", message))
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                tainted.update(_target_names(target))
+        elif isinstance(statement, ast.AnnAssign | ast.AugAssign | ast.For | ast.AsyncFor):
+            tainted.update(_target_names(statement.target))
+    return tainted
+
+
+def _step_names(analysis: RunAnalysis, tainted: set[str], issues: list[Issue]) -> None:
+    """WF101: the name of a step changes from one replay to the next."""
+    for step in analysis.steps:
+        name = step.name_arg
+        culprit: str | None = None
+        for node in walk(name):
+            if isinstance(node, ast.Call):
+                culprit = non_deterministic_label(analysis, node)
+            elif isinstance(node, ast.Name) and node.id in tainted:
+                culprit = f"`{node.id}` (set from a non-deterministic value)"
+            if culprit is not None:
+                break
+        if culprit is None or name is None:
+            continue
+        message = (
+            f"step name uses {culprit}, so it differs on every replay: the recorded result is "
+            "never found and the step runs again; use a fixed name and put dynamic values in "
+            "the step's result or a log line inside the step"
+        )
+        issues.append(Issue(name, "WF101", message))
+
+
+def _side_effect_message(effect: str) -> str:
+    return (
+        f"{effect} in run() outside a step, so it is repeated every time run() is replayed; "
+        'move it into a step callback (`await step.do("...", callback)`), which runs until it '
+        "succeeds once and is then replayed from its recorded result"
+    )
+
+
+def _is_gatherer(analysis: RunAnalysis, call: ast.Call) -> bool:
+    if analysis.aliases.qualify(call.func) in GATHERERS:
+        return True
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in GATHERER_METHODS:
+        return True
+    function = analysis.function
+    key = analysis.facts.helper_key(call, function.class_name, function.self_name)
+    return key is not None and key in analysis.facts.racing
+
+
+def _flows_on(analysis: RunAnalysis, load: ast.Name) -> tuple[bool, list[str]]:
+    """Where a use of a variable holding a step goes: (awaited/gathered?, names it flows to)."""
+    current: ast.AST = load
+    parent = analysis.parent(current)
+    while parent is not None:
+        if isinstance(parent, ast.Await | ast.Return):
+            return True, []
+        if isinstance(parent, ast.Call) and current is not parent.func:
+            if _is_gatherer(analysis, parent):
+                return True, []
+            func = parent.func
+            if isinstance(func, ast.Attribute) and func.attr in _COLLECTORS:
+                collector = root_name(func.value)
+                return False, [collector] if collector else []
+        if isinstance(parent, ast.Assign):
+            return False, [n for target in parent.targets for n in _target_names(target)]
+        if isinstance(parent, ast.AnnAssign | ast.NamedExpr | ast.For | ast.AsyncFor):
+            return False, _target_names(parent.target)
+        if isinstance(parent, ast.stmt):
+            return False, []
+        current, parent = parent, analysis.parent(parent)
+    return False, []
+
+
+def _is_consumed(analysis: RunAnalysis, names: list[str], loads: dict[str, list[ast.Name]]) -> bool:
+    """True when a variable holding a step (or one it flows into) is awaited or gathered."""
+    seen: set[str] = set()
+    pending = list(names)
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for load in loads.get(name, ()):
+            consumed, flows_to = _flows_on(analysis, load)
+            if consumed:
+                return True
+            pending.extend(flows_to)
+    return False
+
+
+def _unawaited_steps(analysis: RunAnalysis, issues: list[Issue]) -> None:
+    """WF104: a step call that nobody awaits."""
+    loads: dict[str, list[ast.Name]] | None = None
+    for step in analysis.steps:
+        current: ast.AST = step.call
+        parent = analysis.parent(current)
+        while isinstance(parent, _CONTAINERS):
+            current, parent = parent, analysis.parent(parent)
+        if isinstance(parent, ast.Await | ast.Return | ast.Lambda):
+            continue
+        names: list[str] = []
+        if isinstance(parent, ast.Call):
+            if _is_gatherer(analysis, parent) or isinstance(analysis.parent(parent), ast.Await):
+                continue
+            func = parent.func
+            if isinstance(func, ast.Attribute) and func.attr in _COLLECTORS:
+                names = [root_name(func.value) or ""]
+        elif isinstance(parent, ast.Assign):
+            names = [n for target in parent.targets for n in _target_names(target)]
+        elif isinstance(parent, ast.AnnAssign | ast.NamedExpr):
+            names = _target_names(parent.target)
+        if names:
+            if loads is None:
+                loads = {}
+                for load in analysis.loads:
+                    loads.setdefault(load.id, []).append(load)
+            if _is_consumed(analysis, names, loads):
+                continue
+        method = step.method
+        message = (
+            f"step.{method}(...) is not awaited: the step never completes, its result and "
+            f"errors are lost and later steps do not wait for it; write `await step.{method}"
+            "(...)` or pass it to asyncio.gather(...)"
+        )
+        issues.append(Issue(step.call, "WF104", message))
+
+
+def _event_roots(analysis: RunAnalysis) -> set[str]:
+    """The event parameter and the variables that alias it or a part of it."""
+    event = analysis.function.event_name
+    if event is None:
+        return set()
+    roots = {event}
+    for statement, _region in analysis.stores:
+        if not isinstance(statement, ast.Assign):
+            continue
+        value = statement.value
+        aliasing = isinstance(value, ast.Name | ast.Attribute | ast.Subscript)
+        if aliasing and root_name(value) == event:
+            roots.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+    return roots
+
+
+def _store_targets(statement: ast.stmt) -> list[ast.expr]:
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AugAssign | ast.AnnAssign):
+        targets = [statement.target]
+    elif isinstance(statement, ast.Delete):
+        targets = statement.targets
+    else:
+        return []
+    found: list[ast.expr] = []
+    for target in targets:
+        while isinstance(target, ast.Starred):
+            target = target.value
+        if isinstance(target, ast.Tuple | ast.List):
+            found.extend(target.elts)
+        else:
+            found.append(target)
+    return found
+
+
+def _is_event(analysis: RunAnalysis, node: ast.expr, roots: set[str], region: Region) -> bool:
+    name = root_name(node)
+    return name in roots and analysis.resolves_to_run_scope(name, region)
+
+
+def _event_mutations(analysis: RunAnalysis, roots: set[str], issues: list[Issue]) -> None:
+    """WF105: assignments to the event, or calls that change it."""
+    if not roots:
+        return
+    message = (
+        "the event is read-only: changing it raises at run time, and a change would not be "
+        "kept anyway (a replay sees the original event); return the new value from a step and "
+        "use the step's result instead"
+    )
+    for statement, region in analysis.stores:
+        for target in _store_targets(statement):
+            if isinstance(target, ast.Attribute | ast.Subscript) and _is_event(
+                analysis, target, roots, region
+            ):
+                issues.append(Issue(target, "WF105", message))
+    for call, region in analysis.calls:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in MUTATING_METHODS:
+            if _is_event(analysis, func.value, roots, region):
+                issues.append(Issue(call, "WF105", message))
+        elif (
+            isinstance(func, ast.Name)
+            and func.id in ("setattr", "delattr")
+            and call.args
+            and _is_event(analysis, call.args[0], roots, region)
+        ):
+            issues.append(Issue(call, "WF105", message))
+
+
+def _state_message(name: str) -> str:
+    return (
+        f"this step callback changes `{name}`, which lives outside the step: the change is "
+        "lost when the workflow resumes in a new invocation (only step results are kept). "
+        f"Return the value from the step and build `{name}` from step results instead"
+    )
+
+
+def _state_mutations(analysis: RunAnalysis, roots: set[str], issues: list[Issue]) -> None:
+    """WF106: a step callback changes a variable of run() or an attribute of self."""
+    self_name = analysis.function.self_name
+    for statement, region in analysis.stores:
+        if region.callback is None or region.opaque:
+            continue
+        for target in _store_targets(statement):
+            if isinstance(target, ast.Name):
+                if target.id in region.declared_outer:
+                    issues.append(Issue(target, "WF106", _state_message(target.id)))
+                continue
+            name = root_name(target)
+            if name is None or name in roots:
+                continue
+            if name == self_name or analysis.resolves_to_run_scope(name, region):
+                issues.append(Issue(target, "WF106", _state_message(name)))
+    for call, region in analysis.calls:
+        if region.callback is None or region.opaque:
+            continue
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr not in MUTATING_METHODS:
+            continue
+        name = root_name(func.value)
+        if name is None or name in roots or name == self_name:
+            continue
+        if analysis.resolves_to_run_scope(name, region) or name in region.declared_outer:
+            issues.append(Issue(call, "WF106", _state_message(name)))
+
+
+def _races(analysis: RunAnalysis, issues: list[Issue]) -> None:
+    """WF107: a race between steps (or a step and a timer) outside a step callback."""
+    message = (
+        "{what} outside a step: which side wins can change on replay, so the workflow may "
+        "follow a different path than the one recorded; wrap the race in its own step "
+        '(`winner = await step.do("race", race)`) or use the step\'s "timeout" config'
+    )
+    function = analysis.function
+    for call, region in analysis.calls:
+        if not region.outside:
+            continue
+        if is_racing_call(call, analysis.aliases):
+            what = f"{analysis.aliases.qualify(call.func)}() races awaitables"
+        else:
+            key = analysis.facts.helper_key(call, function.class_name, function.self_name)
+            if key is None or key not in analysis.facts.racing:
+                continue
+            what = f"{key[1]}() races awaitables"
+        issues.append(Issue(call, "WF107", message.format(what=what)))
+    for with_node, region in analysis.withs:
+        if not region.outside:
+            continue
+        for item in with_node.items:
+            expr = item.context_expr
+            if not isinstance(expr, ast.Call):
+                continue
+            qualname = analysis.aliases.qualify(expr.func)
+            if qualname in TIMEOUT_CONTEXTS and any(
+                analysis.is_step_call(node)
+                for statement in with_node.body
+                for node in walk(statement)
+            ):
+                what = f"{qualname}() around a step races it against a timer"
+                issues.append(Issue(expr, "WF107", message.format(what=what)))

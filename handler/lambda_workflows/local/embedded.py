@@ -1,0 +1,273 @@
+"""An embedded AWS (moto, in-process) provisioned from template.yaml, with the engine's real
+adapters and the real RunnerFunction handler driven by hand.
+
+moto stores EventBridge Scheduler schedules but never fires them, and honours SQS delays in
+real time; so wake-ups all go through schedules here (``sqs_max_delay=0``), and
+:meth:`EmbeddedAws.fire_due_schedules` fires the due ones itself — sending the schedule's input
+to the work queue and deleting it, as ``ActionAfterCompletion=DELETE`` would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+
+from lambda_workflows.aws.runtime import AwsRuntime, build_runtime
+from lambda_workflows.aws.settings import AwsSettings
+from lambda_workflows.aws.shards import LOCAL_INDEX_SHARDS
+from lambda_workflows.aws.sqs import parse_work_message, work_message
+from lambda_workflows.engine.advance import RunnerSettings, StatusListener
+from lambda_workflows.engine.clock import Clock
+from lambda_workflows.engine.entrypoint import WorkflowEntrypoint
+from lambda_workflows.engine.model import InstanceRef
+
+_AT = re.compile(r"^at\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\)$")
+TEST_RUNNER = RunnerSettings(lease_seconds=960.0, inline_wait=0.0, signal_interval=0.0)
+
+
+@dataclass(frozen=True)
+class PendingSchedule:
+    """A schedule moto holds: when it is due, and what it will send."""
+
+    name: str
+    at: float
+    ref: InstanceRef
+    reason: str
+
+
+class EmbeddedAws:
+    """moto + provisioned resources + the engine wired to them.
+
+    Args:
+        workflows: the registry.
+        clock: the engine's time source (a virtual clock in tests).
+        runner_settings: runner pacing (default: check signals before every step).
+        env_values: values readable as ``self.env.NAME`` in workflows.
+        on_status: called after each status change the runner makes.
+    """
+
+    def __init__(
+        self,
+        workflows: Mapping[str, type[WorkflowEntrypoint]],
+        clock: Clock,
+        *,
+        runner_settings: RunnerSettings = TEST_RUNNER,
+        env_values: Mapping[str, Any] | None = None,
+        on_status: StatusListener | None = None,
+    ) -> None:
+        from moto import mock_aws
+
+        from lambda_workflows.infra.provision import provision
+
+        self._mock = mock_aws()
+        self._mock.start()
+        _serialize_moto()
+        self.session = boto3.session.Session(
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            region_name="us-east-1",
+        )
+        self.resources = provision(self.session, prefix=f"wf-{uuid.uuid4().hex[:8]}")
+        self.environment = self.resources.environment()
+        # one developer's load, not 10,000 transitions a second: fewer index shards make each
+        # listing and count a few moto Queries instead of 33 (still sharded: every path runs)
+        self.settings = replace(
+            AwsSettings.from_env(self.environment), index_shards=LOCAL_INDEX_SHARDS
+        )
+        self.clock = clock
+        self.runtime: AwsRuntime = build_runtime(
+            self.settings,
+            workflows,
+            session=self.session,
+            clock=clock,
+            runner_settings=runner_settings,
+            sqs_max_delay=0.0,
+            env_values=env_values,
+            on_status=on_status,
+        )
+        self.sqs = self.session.client("sqs")
+        self.scheduler = self.session.client("scheduler")
+        self.invocations = 0
+        from lambda_workflows.entrypoints.runner import make_handler
+
+        self._runner_handler = make_handler(self.runtime)
+
+    def close(self) -> None:
+        """Stop moto (everything is forgotten)."""
+        self._mock.stop()
+
+    # --- the work queue -------------------------------------------------------------------
+
+    def receive(self, max_messages: int = 10) -> list[dict[str, Any]]:
+        """Take visible work messages off the queue (they stay in flight until deleted)."""
+        response = self.sqs.receive_message(
+            QueueUrl=self.settings.work_queue_url,
+            MaxNumberOfMessages=max_messages,
+            VisibilityTimeout=900,
+            WaitTimeSeconds=0,
+            AttributeNames=["All"],
+        )
+        return [dict(m) for m in response.get("Messages", [])]
+
+    def invoke_runner(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        """Call the real RunnerFunction handler with an SQS event for ``messages``.
+
+        Successful messages are deleted; failed ones become visible again at once. A
+        ``BaseException`` (a simulated crash) propagates, leaving the messages in flight: call
+        :meth:`redeliver` to model their visibility timeout running out.
+        """
+        self.invocations += 1
+        event = sqs_event(messages, self.settings.work_queue_arn)
+        response = self._runner_handler(event, LambdaContext())
+        failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
+        for message in messages:
+            if message["MessageId"] in failed:
+                self.sqs.change_message_visibility(
+                    QueueUrl=self.settings.work_queue_url,
+                    ReceiptHandle=message["ReceiptHandle"],
+                    VisibilityTimeout=0,
+                )
+            else:
+                self.sqs.delete_message(
+                    QueueUrl=self.settings.work_queue_url, ReceiptHandle=message["ReceiptHandle"]
+                )
+        return response
+
+    def run_invocation(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        dies: tuple[type[BaseException], ...] = (BaseException,),
+    ) -> BaseException | None:
+        """One RunnerFunction invocation for ``messages``, which may die.
+
+        Returns None when the handler returned (see :meth:`invoke_runner`). When one of
+        ``dies`` escapes it — the invocation died, as a Lambda timeout or crash ends one — its
+        messages are made visible again at once (their visibility timeout ran out, early) and
+        the exception is returned. Nothing else needs mending: the lease is taken in the
+        message's name, so each message delivered again takes back the lease it held, and the
+        instance resumes from its journal. Ctrl-C and ``SystemExit`` always propagate.
+        """
+        try:
+            self.invoke_runner(messages)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except dies as exc:
+            self.redeliver(messages)
+            return exc
+        return None
+
+    def redeliver(self, messages: list[dict[str, Any]]) -> None:
+        """Make in-flight messages visible again (their invocation died)."""
+        for message in messages:
+            self.sqs.change_message_visibility(
+                QueueUrl=self.settings.work_queue_url,
+                ReceiptHandle=message["ReceiptHandle"],
+                VisibilityTimeout=0,
+            )
+
+    def send(self, ref: InstanceRef) -> None:
+        """Post a work message for ``ref``."""
+        self.sqs.send_message(QueueUrl=self.settings.work_queue_url, MessageBody=work_message(ref))
+
+    # --- the scheduler emulator -----------------------------------------------------------
+
+    def schedules(self) -> list[PendingSchedule]:
+        """Every schedule in the group, earliest first."""
+        group = self.settings.schedule_group
+        found: list[PendingSchedule] = []
+        pages = self.scheduler.get_paginator("list_schedules").paginate(GroupName=group)
+        for page in pages:
+            for summary in page.get("Schedules", []):
+                detail = self.scheduler.get_schedule(Name=summary["Name"], GroupName=group)
+                match = _AT.match(detail["ScheduleExpression"])
+                if match is None:
+                    continue
+                at = datetime.fromisoformat(match.group(1)).replace(tzinfo=UTC).timestamp()
+                body = detail["Target"].get("Input", "{}")
+                reason = str(json.loads(body).get("reason", ""))
+                found.append(PendingSchedule(summary["Name"], at, parse_work_message(body), reason))
+        return sorted(found, key=lambda s: s.at)
+
+    def fire_due_schedules(self) -> int:
+        """Fire every schedule due at the clock's time: send its input, delete it."""
+        fired = 0
+        now = self.clock.time()
+        for schedule in self.schedules():
+            if schedule.at <= now:
+                self.send(schedule.ref)
+                self.scheduler.delete_schedule(
+                    Name=schedule.name, GroupName=self.settings.schedule_group
+                )
+                fired += 1
+        return fired
+
+
+_MOTO_LOCK = threading.RLock()
+
+
+def _serialize_moto() -> None:
+    """Make each moto call atomic, as each AWS call is.
+
+    moto's in-process backends are not thread-safe: two conditional updates racing from two
+    threads (the local runtime's HTTP threads and its worker) could both pass their condition.
+    Real DynamoDB evaluates a condition and applies the write atomically, and the engine relies
+    on that; so the embedded AWS handles one request at a time.
+    """
+    from moto.core.models import botocore_stubber
+
+    if getattr(botocore_stubber, "_workflows_serialized", False):
+        return
+    process = botocore_stubber.process_request
+
+    def serialized(request: Any) -> Any:
+        with _MOTO_LOCK:
+            return process(request)
+
+    botocore_stubber.process_request = serialized  # type: ignore[method-assign]
+    botocore_stubber._workflows_serialized = True  # type: ignore[attr-defined]
+
+
+class LambdaContext:
+    """Enough of a Lambda context for the handlers: a name and a fixed time budget."""
+
+    memory_limit_in_mb = 512
+    aws_request_id = "local"
+
+    def __init__(self, function_name: str = "RunnerFunction", remaining_ms: int = 900_000) -> None:
+        self.function_name = function_name
+        self.invoked_function_arn = (
+            f"arn:aws:lambda:us-east-1:123456789012:function:{function_name}"
+        )
+        self._remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self._remaining_ms
+
+
+def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
+    """The SQS event Lambda would deliver for ``messages``."""
+    return {
+        "Records": [
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": m.get("Attributes", {}),
+                "messageAttributes": {},
+                "md5OfBody": m.get("MD5OfBody", ""),
+                "eventSource": "aws:sqs",
+                "eventSourceARN": queue_arn,
+                "awsRegion": "us-east-1",
+            }
+            for m in messages
+        ]
+    }

@@ -1,3 +1,0 @@
-"""The embedded runtime: the real handlers on an in-process AWS (moto), for `make demo`,
-`workflows dev` and the test kit's ``backend="aws"``. Needs the dev extra (moto, pyyaml).
-"""
