@@ -16,7 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from lambda_workflows.remote import ApiError, ApiUnreachable
 
-from . import check_deploy, control, instances, local, registered, ui
+from . import check_deploy, control, doctor, instances, local, project, registered, ui
 from .console import CommandError, Console, Exit, api_error_message
 
 __all__ = ["main"]
@@ -75,12 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action="version", version=f"lambda-workflows {package_version()}"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    project.add_commands(commands)
     local.add_commands(commands)
     registered.add_commands(commands)
     instances.add_commands(commands)
     control.add_commands(commands)
     ui.add_commands(commands)
     check_deploy.add_commands(commands)
+    doctor.add_commands(commands)
     commands.add_parser(
         "lint", help="check workflow code against the rules of Workflows (lambda-workflows lint -h)"
     )
@@ -104,6 +106,8 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
     console = console or Console.standard()
     prefix = f"lambda-workflows {args.command}"
     try:
+        if args.command not in ("init", "layer"):
+            project.use_project_workflows()
         return int(args.handler(args, console))
     except CommandError as exc:
         console.message(f"{prefix}: {exc}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .checker import lint_paths
 from .files import select_files
@@ -36,7 +37,13 @@ def _parser() -> argparse.ArgumentParser:
         epilog=f"rules:\n{rules}\n\n{_RULES_HINT}\n{_SUPPRESS_HINT}\n\n{_EXAMPLES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or directories to check")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files or directories to check (default: the functions' code, template.yaml's "
+        "CodeUri, in a project folder; else .)",
+    )
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default text)"
     )
@@ -62,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit_:  # argparse has printed the usage and the error
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     try:
-        selection = select_files(options.paths)
+        selection = select_files(options.paths or [_default_path()])
         findings = lint_paths(selection.files, honor_ignores=not options.no_ignore)
     except OSError as error:
         print(f"lambda-workflows lint: error: {error}", file=sys.stderr)
@@ -76,3 +83,20 @@ def main(argv: list[str] | None = None) -> int:
     clean = not findings and options.format == "text"
     print(summary(findings, len(selection.files)), file=sys.stdout if clean else sys.stderr)
     return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _default_path() -> str:
+    """The code to check when no path is given: a project's (its template's ``CodeUri``), or
+    the current folder."""
+    template = Path("template.yaml")
+    if template.is_file():
+        from lambda_workflows.infra.template import load_template
+
+        try:
+            code_uri = load_template(template).get("Globals", {}).get("Function", {})
+        except (OSError, ValueError):
+            return "."
+        uri = code_uri.get("CodeUri") if isinstance(code_uri, dict) else None
+        if isinstance(uri, str) and Path(uri).is_dir():
+            return uri
+    return "."

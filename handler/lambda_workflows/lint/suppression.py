@@ -6,7 +6,7 @@ import io
 import re
 import tokenize
 
-_IGNORE = re.compile(r"#\s*workflows:\s*ignore\b(?:\[(?P<rules>[^\]]*)\])?", re.IGNORECASE)
+_IGNORE = re.compile(r"#\s*lambda-workflows:\s*ignore\b(?:\[(?P<rules>[^\]]*)\])?", re.IGNORECASE)
 ALL = "*"
 
 

@@ -41,7 +41,7 @@ def test_honor_ignores_false_reports_suppressed_findings() -> None:
     ("line", "expected"),
     [
         ("x = 1  # lambda-workflows: ignore[WF101]", {"WF101"}),
-        ("x = 1  #workflows:ignore[wf101,WF102]", {"WF101", "WF102"}),
+        ("x = 1  #lambda-workflows:ignore[wf101,WF102]", {"WF101", "WF102"}),
         ("x = 1  # lambda-workflows: ignore", {"*"}),
         ("x = 1  # noqa: E501  # lambda-workflows: ignore[WF103]", {"WF103"}),
         ('x = "# lambda-workflows: ignore[WF101]"', set()),
