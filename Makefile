@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SAMVENV := .venv-sam
 SAM := $(SAMVENV)/bin/sam
 
-.PHONY: demo test lint typecheck unit bench chaos install compile sam build bytecode clean browser
+.PHONY: demo test lint typecheck unit bench chaos install compile sam build bytecode clean browser template
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -46,6 +46,11 @@ RUNTIME_PY := python$(shell sed -n 's/^ *Runtime: python\([0-9.]*\).*/\1/p' temp
 build: $(SAM)
 	$(SAM) build
 	$(MAKE) bytecode
+
+# The package ships the template as data (lambda_workflows/infra/template.yaml): the same bytes
+# as ./template.yaml, which is the one to edit (tests/infra/test_template_copy.py).
+template:
+	cp template.yaml handler/lambda_workflows/infra/template.yaml
 
 bytecode:
 	$(RUNTIME_PY) -m compileall -q -j 0 --invalidation-mode unchecked-hash $(BUILD)

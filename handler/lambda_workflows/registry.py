@@ -158,7 +158,8 @@ def _cannot_import(module_name: str, exc: ImportError) -> str:
     if missing != module_name and not module_name.startswith(f"{missing}."):
         return (
             f"{said}: it imports {missing!r}, which is not installed here; install it in this "
-            "environment (to deploy, list it in handler/requirements.txt)"
+            "environment (to deploy, list it in the requirements.txt in the functions' CodeUri: "
+            "src/requirements.txt in a project lambda-workflows init wrote)"
         )
     if missing != top:
         return f"{said}: its package is there but has no module {missing!r}; check the name"
@@ -168,9 +169,9 @@ def _cannot_import(module_name: str, exc: ImportError) -> str:
         where += f"{os.pathsep}$PYTHONPATH"
     return (
         f"{said}: {top!r} is neither in the project nor on the Python path. If it lives in a "
-        f"folder of its own, add that folder to PYTHONPATH: `PYTHONPATH={where} lambda-workflows "
-        "dev` "
-        "(the same for lambda-workflows run); to deploy it, put it under handler/, which sam build "
+        f"folder of its own, add that folder to PYTHONPATH: `PYTHONPATH={where} "
+        "lambda-workflows dev` (the same for lambda-workflows run); to deploy it, put it under "
+        "the functions' CodeUri (src/ in a project lambda-workflows init wrote), which sam build "
         "packages"
     )
 

@@ -89,7 +89,7 @@ def test_run_level_log_line_is_not_repeated_by_replays_and_step_line_is_logged_o
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # GIVEN the invocation dies after the random step, so run() is replayed
-    caplog.set_level(logging.INFO, logger="workflows")
+    caplog.set_level(logging.INFO, logger="lambda_workflows")
     workflow = crash_after(DeterministicSideEffectsWorkflow, RANDOM_STEP)
     env = _env(workflow)
     env.create("side-effects", id="fx-2")
@@ -114,7 +114,7 @@ def test_warning_a_print_in_run_repeats_on_every_replay_but_self_logger_does_not
     capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     # GIVEN run() prints a line and logs the same line with self.logger; it crashes twice
-    caplog.set_level(logging.INFO, logger="workflows")
+    caplog.set_level(logging.INFO, logger="lambda_workflows")
     workflow = crash_after(PrintingWorkflow, RANDOM_STEP, INSTANCE_STEP)
     env = _env(workflow)
     env.create("side-effects", id="fx-3")

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "handler" / "workflows"
+PACKAGE = Path(__file__).resolve().parents[2] / "handler" / "lambda_workflows"
 
 # The IAM prefix of each adapter module (one module per service).
 ADAPTER_SERVICES = {

@@ -1,6 +1,8 @@
-"""Deploying your own code, as docs/deploy.md says: `sam build` packages it and its dependencies.
+"""This repository's own stack with code added to handler/ (a fork's way to deploy): `sam build`
+packages the engine, the code and its dependencies. (A project of its own, from
+``lambda-workflows init``, is tested in tests/package.)
 
-A copy of the project gets a workflow module under ``handler/`` and a dependency in
+A copy of the repository gets a workflow module under ``handler/`` and a dependency in
 ``handler/requirements.txt``; ``sam build`` (offline, no Docker) must put both in every
 function's artifact, and the artifact alone (no site-packages) must register the workflow from
 ``WORKFLOWS`` and serve nothing without it.
@@ -45,9 +47,9 @@ import json, sys
 import pydantic, pydantic_core  # this machine's build; the artifact's may be for arm64
 sys.path[:0] = [sys.argv[1]]
 from lambda_workflows.registry import load_workflows
-import humanize, workflows
+import humanize, lambda_workflows
 assert humanize.__file__.startswith(sys.argv[1]), humanize.__file__
-assert workflows.__file__.startswith(sys.argv[1]), workflows.__file__
+assert lambda_workflows.__file__.startswith(sys.argv[1]), lambda_workflows.__file__
 print(json.dumps({name: cls.__module__ for name, cls in load_workflows().items()}))
 """
 
@@ -86,7 +88,7 @@ def test_every_function_carries_the_users_module_and_its_dependency(
     artifact = built / function
     assert (artifact / "shop" / "orders.py").is_file()
     assert (artifact / DEPENDENCY).is_dir()
-    assert (artifact / "workflows" / "entrypoints" / "api.py").is_file()
+    assert (artifact / "lambda_workflows" / "entrypoints" / "api.py").is_file()
 
 
 def _probe(artifact: Path, workflows: str) -> subprocess.CompletedProcess[str]:
@@ -156,7 +158,7 @@ def _compiled_on_import(artifact: Path, module: str) -> list[str]:
 def test_make_bytecode_ships_compiled_code_so_a_cold_start_compiles_nothing(built: Path) -> None:
     """`make build` = `sam build` + `make bytecode`: the handlers import from .pyc alone."""
     before = _compiled_on_import(built / "ApiFunction", HANDLERS["ApiFunction"])
-    assert "workflows/entrypoints/api.py" in before  # sam build ships no bytecode
+    assert "lambda_workflows/entrypoints/api.py" in before  # sam build ships no bytecode
     done = subprocess.run(
         ["make", "--no-print-directory", "-C", str(ROOT), "bytecode", f"BUILD={built}"],
         capture_output=True,

@@ -19,7 +19,7 @@ from .conftest import REGION
 
 REPO = Path(__file__).resolve().parents[2]
 CODE_URI = REPO / str(load_template()["Globals"]["Function"]["CodeUri"])
-PACKAGE = CODE_URI / "workflows"
+PACKAGE = CODE_URI / "lambda_workflows"
 
 # Set by the Lambda runtime itself (https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html#configuration-envvars-runtime),
 # so the template must not set them.

@@ -194,7 +194,7 @@ def test_environment_gives_every_variable_the_template_sets(
         "SCHEDULER_ROLE_ARN": resources.scheduler_role_arn,
         "WORKFLOWS": "",
         "RETENTION_DAYS": "30",
-        "POWERTOOLS_SERVICE_NAME": "workflows",
+        "POWERTOOLS_SERVICE_NAME": "lambda-workflows",
         "POWERTOOLS_METRICS_NAMESPACE": "LambdaWorkflows",
         "POWERTOOLS_LOG_LEVEL": "INFO",
         "AWS_REGION": REGION,

@@ -64,7 +64,7 @@ NOT_LOADED = {
     "lambda_workflows.entrypoints.sweep": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:]),
     "lambda_workflows.entrypoints.trigger": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:], *SCHEDULES),
     "lambda_workflows.entrypoints.api": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:], *RESOLVER),
-    "workflows": (*EVERYWHERE, *REPLAY, *INSTANCE_API, "boto3"),
+    "lambda_workflows": (*EVERYWHERE, *REPLAY, *INSTANCE_API, "boto3"),
 }
 
 
@@ -94,7 +94,9 @@ def test_a_handler_import_loads_only_what_its_requests_use(module: str) -> None:
 
 
 def test_the_client_is_still_importable_from_the_package_and_loads_on_first_use() -> None:
-    loaded = loaded_by("import workflows\nfrom workflows import Workflow\nassert Workflow")
+    loaded = loaded_by(
+        "import lambda_workflows\nfrom lambda_workflows import Workflow\nassert Workflow"
+    )
     assert {"lambda_workflows.client", "lambda_workflows.http_service"} <= loaded
 
 

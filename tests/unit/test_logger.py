@@ -32,12 +32,12 @@ class Chatty(WorkflowEntrypoint):
 
 
 def test_run_level_lines_are_logged_once_despite_replays(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="workflows")
+    caplog.set_level(logging.INFO, logger="lambda_workflows")
     env = WorkflowTestEnv({"chatty": Chatty})
     env.create("chatty", id="c-1")
     env.run_until_idle()
     assert env.invocations == 3  # two sleeps: run() was replayed twice
-    messages = [r.getMessage() for r in caplog.records if r.name == "workflows.Chatty"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "lambda_workflows.Chatty"]
     assert messages == [
         "starting",
         "inside first",
@@ -51,11 +51,11 @@ def test_run_level_lines_are_logged_once_despite_replays(caplog: pytest.LogCaptu
 def test_lines_carry_the_instance_and_inside_a_step_its_name_and_attempt(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="workflows")
+    caplog.set_level(logging.INFO, logger="lambda_workflows")
     env = WorkflowTestEnv({"chatty": Chatty})
     env.create("chatty", id="c-2")
     env.run_until_idle()
-    records = [r for r in caplog.records if r.name == "workflows.Chatty"]
+    records = [r for r in caplog.records if r.name == "lambda_workflows.Chatty"]
     assert all(getattr(r, "instance_id", None) == "c-2" for r in records)
     inside = [r for r in records if r.getMessage() == "inside first"]
     assert [(getattr(r, "step", None), getattr(r, "attempt", None)) for r in inside] == [
@@ -101,13 +101,13 @@ def test_a_records_location_is_the_line_that_called_self_logger(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # GIVEN a workflow that logs in run(), in a step callback, and through a helper of its own
-    caplog.set_level(logging.INFO, logger="workflows")
+    caplog.set_level(logging.INFO, logger="lambda_workflows")
     env = WorkflowTestEnv({"located": Located})
     # WHEN it runs
     env.create("located", id="l-1")
     env.run_until_idle()
     # THEN each record points at the line of this file that logged it, in its function
-    records = {r.getMessage(): r for r in caplog.records if r.name == "workflows.Located"}
+    records = {r.getMessage(): r for r in caplog.records if r.name == "lambda_workflows.Located"}
     expected = {
         "in run": (line_of("run"), "run"),
         "in the step": (line_of("step"), "work"),
@@ -126,9 +126,9 @@ def test_a_records_location_is_the_line_that_called_self_logger(
 
 
 def test_lines_carry_the_registered_workflow_name(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="workflows")
+    caplog.set_level(logging.INFO, logger="lambda_workflows")
     env = WorkflowTestEnv({"located": Located})
     env.create("located", id="l-2")
     env.run_until_idle()
-    records = [r for r in caplog.records if r.name == "workflows.Located"]
+    records = [r for r in caplog.records if r.name == "lambda_workflows.Located"]
     assert records and {getattr(r, "workflow", None) for r in records} == {"located"}

@@ -158,14 +158,14 @@ def test_a_module_found_nowhere_gets_a_pythonpath_placeholder(
         "`PYTHONPATH=/path/to/the/folder/holding/no_such_module_xyz lambda-workflows dev`"
         in str(info.value)
     )
-    assert "handler/" in str(info.value)  # where a deployed module goes
+    assert "CodeUri (src/" in str(info.value)  # where a deployed module goes
 
 
 def test_a_missing_module_of_a_package_in_the_project_does_not_suggest_pythonpath() -> None:
     with pytest.raises(ConfigurationError) as info:
-        load_workflows("orders=examples.no_such_module:OrderWorkflow")
+        load_workflows("orders=lambda_workflows.no_such_module:OrderWorkflow")
     message = str(info.value)
-    assert "has no module 'examples.no_such_module'" in message
+    assert "has no module 'lambda_workflows.no_such_module'" in message
     assert "PYTHONPATH" not in message
 
 
@@ -180,7 +180,7 @@ def test_a_module_importing_something_not_installed_names_the_dependency(
         load_workflows("orders=orders_with_dependency:OrderWorkflow")
     message = str(info.value)
     assert "it imports 'no_such_dependency_xyz', which is not installed" in message
-    assert "handler/requirements.txt" in message
+    assert "src/requirements.txt" in message
     assert "PYTHONPATH" not in message
 
 

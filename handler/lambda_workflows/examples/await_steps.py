@@ -36,7 +36,6 @@ class BadAwaitStepsWorkflow(WorkflowEntrypoint):
             return self.env.GITHUB.list_issues(event.payload["repo_name"])
 
         # 🔴 Bad: not awaited; the result and any error are swallowed.
-        bad_issues = step.do(
-            "fetch issues from GitHub", fetch_issues
-        )  # lambda-workflows: ignore[WF104]
+        name = "fetch issues from GitHub"
+        bad_issues = step.do(name, fetch_issues)  # lambda-workflows: ignore[WF104]
         self.logger.info("issues: %s", bad_issues)

@@ -114,11 +114,17 @@ def load_template(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         OSError: the file cannot be read.
         yaml.YAMLError: it is not YAML, or uses a tag CloudFormation does not know.
     """
-    return copy.deepcopy(_parse(Path(path) if path is not None else TEMPLATE_PATH))
+    resolved = Path(path).resolve() if path is not None else TEMPLATE_PATH
+    try:
+        stat = resolved.stat()
+    except FileNotFoundError:
+        stat = None
+    # Cached by the file's absolute path and its modification: an edited template is read anew.
+    return copy.deepcopy(_parse(resolved, stat and (stat.st_mtime_ns, stat.st_size)))
 
 
 @functools.lru_cache(maxsize=8)
-def _parse(path: Path) -> dict[str, Any]:
+def _parse(path: Path, _version: tuple[int, int] | None) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(
             f"no template at {path}: the package ships its template as"

@@ -13,7 +13,7 @@ EXAMPLES_DIR = Path(lambda_workflows.examples.__file__).parent
 EXAMPLE_MODULES = sorted(
     path for path in EXAMPLES_DIR.glob("*.py") if not path.name.startswith("_")
 )
-_IGNORE = re.compile(r"#\s*workflows:\s*ignore\[([A-Z0-9, ]+)\]")
+_IGNORE = re.compile(r"#\s*lambda-workflows:\s*ignore\[([A-Z0-9, ]+)\]")
 
 
 @dataclass(frozen=True)

@@ -118,10 +118,34 @@ def test_a_missing_path_exits_2_with_a_clear_message(
     assert "no such file or directory" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv", [[], ["--format", "xml", "x.py"], ["--bogus", "x.py"]])
+@pytest.mark.parametrize("argv", [["--format", "xml", "x.py"], ["--bogus", "x.py"]])
 def test_bad_usage_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert "usage: lambda-workflows lint" in capsys.readouterr().err
+
+
+def test_no_path_checks_the_projects_code_named_by_its_template(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a project folder whose template's functions take their code from pkg/
+    (project / "template.yaml").write_text(
+        "Transform: AWS::Serverless-2016-10-31\nGlobals:\n  Function:\n    CodeUri: pkg/\n"
+    )
+    monkeypatch.chdir(project)
+    # WHEN linting with no path THEN pkg/ is what is checked (its one unsuppressed finding)
+    assert main([]) == 1
+    out = capsys.readouterr()
+    assert out.out.startswith(f"{Path('pkg') / 'bad.py'}:7:16: WF102 error: ")
+    assert out.err == "checked 2 files, 1 problem (1 error, 0 warnings)\n"
+
+
+def test_no_path_and_no_template_checks_the_current_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert main([]) == 0
+    assert capsys.readouterr().out == "checked 1 file, no problems\n"
 
 
 def test_help_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
@@ -185,7 +209,7 @@ def test_a_syntax_error_names_no_rule_of_workflows(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN a file that does not parse
-    (tmp_path / "broken.py").write_text("from workflows import WorkflowEntrypoint\ndef (:\n")
+    (tmp_path / "broken.py").write_text("from lambda_workflows import WorkflowEntrypoint\ndef (:\n")
     # WHEN it is linted
     assert main([str(tmp_path / "broken.py")]) == 1
     (line,) = capsys.readouterr().out.splitlines()

@@ -82,7 +82,7 @@ def test_with_findings_the_summary_counts_files_and_problems_on_stderr(
     "broken",
     [
         "def broken(:\n",  # a module with nothing of Workflows in it
-        "from workflows import WorkflowEntrypoint\ndef broken(:\n",
+        "from lambda_workflows import WorkflowEntrypoint\ndef broken(:\n",
         "def broken(:  # lambda-workflows: ignore\n",
         "def broken(:  # lambda-workflows: ignore[WF100]\n",
         "# lambda-workflows: ignore\nclass W(WorkflowEntrypoint)\n",
