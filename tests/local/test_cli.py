@@ -522,7 +522,7 @@ COMMANDS = [
 ]
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "workflows")
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "lambda-workflows")
 def test_every_commands_help_shows_an_example_and_no_markup(
     capsys: pytest.CaptureFixture[str], command: list[str]
 ) -> None:
@@ -535,14 +535,14 @@ def test_every_commands_help_shows_an_example_and_no_markup(
         ran = Cli(capsys, "").bare(*command, "--help")
     assert ran.code == 0
     assert "examples:" in ran.out
-    assert f"  workflows {' '.join(command)}".rstrip() in ran.out
+    assert f"  lambda-workflows {' '.join(command)}".rstrip() in ran.out
     for markup in ("``", ":mod:", ":class:", ":func:", ":data:"):
         assert markup not in ran.out, markup
 
 
 def workflows_script() -> str:
-    command = shutil.which("workflows", path=str(Path(sys.executable).parent))
-    assert command, "the `workflows` console script is not installed in the venv"
+    command = shutil.which("lambda-workflows", path=str(Path(sys.executable).parent))
+    assert command, "the `lambda-workflows` console script is not installed in the venv"
     return command
 
 

@@ -131,8 +131,8 @@ class Hello(WorkflowEntrypoint):
 
 
 def workflows_script() -> str:
-    command = shutil.which("workflows", path=str(Path(sys.executable).parent))
-    assert command, "the `workflows` console script is not installed in the venv"
+    command = shutil.which("lambda-workflows", path=str(Path(sys.executable).parent))
+    assert command, "the `lambda-workflows` console script is not installed in the venv"
     return command
 
 

@@ -162,8 +162,8 @@ def test_dev_server_runs_a_workflow_with_a_sleep_and_an_event_over_http(dev_serv
 
 
 def cli() -> str:
-    command = shutil.which("workflows", path=str(Path(sys.executable).parent))
-    assert command, "the `workflows` console script is not installed in the venv"
+    command = shutil.which("lambda-workflows", path=str(Path(sys.executable).parent))
+    assert command, "the `lambda-workflows` console script is not installed in the venv"
     return command
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = Path(sys.executable).with_name("workflows")
+CLI = Path(sys.executable).with_name("lambda-workflows")
 
 MODULE = '''
 """Someone's own workflow: greet, wait for an approval, answer."""

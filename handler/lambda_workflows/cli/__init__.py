@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib.metadata import PackageNotFoundError, version
 
+from lambda_workflows.distribution import installed_version
 from lambda_workflows.remote import ApiError, ApiUnreachable
 
 from . import check_deploy, control, doctor, instances, local, project, registered, ui
@@ -56,10 +56,7 @@ Run lambda-workflows COMMAND --help for a command's options and examples."""
 
 def package_version() -> str:
     """The installed package's version."""
-    try:
-        return version("lambda-workflows")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
+    return installed_version()
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -57,10 +57,9 @@ def add_commands(commands: Any) -> None:
 
 def doctor(args: argparse.Namespace, console: Console) -> int:
     """``lambda-workflows doctor``: one line per check, exit 1 when any is out of step."""
+    from lambda_workflows.distribution import installed_version
     from lambda_workflows.infra.template import load_template
     from lambda_workflows.infra.versioning import engine_template_version, template_version
-
-    from . import package_version
 
     path = Path(args.template)
     if not path.is_file():
@@ -72,7 +71,7 @@ def doctor(args: argparse.Namespace, console: Console) -> int:
     except (OSError, ValueError) as exc:
         raise CommandError(f"{path} cannot be read as a template: {exc}") from None
     expected = engine_template_version()
-    engine = f"lambda-workflows {package_version()}"
+    engine = f"lambda-workflows {installed_version()}"
     problems = [_compare(f"{path}", template_version(template), expected, engine)]
     problems.append(_workflows(template, path))
     if args.stack:

@@ -103,10 +103,10 @@ def init_project(directory: Path, name: str | None = None) -> list[Path]:
 
 
 def _rendered(root: Traversable, project: Project) -> list[tuple[Path, str]]:
-    from lambda_workflows.cli import package_version
+    from lambda_workflows.distribution import installed_version
     from lambda_workflows.infra.versioning import engine_template_version
 
-    engine = package_version()
+    engine = installed_version()
     values = {
         "__project__": project.project,
         "__package__": project.package,

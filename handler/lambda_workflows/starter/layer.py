@@ -24,9 +24,10 @@ import sys
 from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 
+from lambda_workflows.distribution import DISTRIBUTION
+
 __all__ = ["LOCAL_ONLY", "build_layer", "runtime_requirements"]
 
-DISTRIBUTION = "lambda-workflows"
 LOCAL_ONLY = frozenset({"boto3", "moto", "pyyaml"})
 """Dependencies the functions do not get: in the runtime already, or for local use only."""
 _LEFT_OUT = ("examples", "starter")
