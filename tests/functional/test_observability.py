@@ -65,7 +65,8 @@ def test_runner_log_lines_carry_workflow_instance_step_and_attempt(
 IMPORT_EVERYTHING = """
 import importlib, os, pkgutil
 before = dict(os.environ)
-import lambda_workflows for package in (lambda_workflows,):
+import lambda_workflows
+for package in (lambda_workflows,):
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         if not module.name.endswith("__main__"):
             importlib.import_module(module.name)

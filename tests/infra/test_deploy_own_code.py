@@ -47,10 +47,10 @@ import json, sys
 import pydantic, pydantic_core  # this machine's build; the artifact's may be for arm64
 sys.path[:0] = [sys.argv[1]]
 from lambda_workflows.registry import load_workflows
-import humanize, lambda_workflows assert humanize.__file__.startswith(sys.argv[1]),
-humanize.__file__ assert lambda_workflows.__file__.startswith(sys.argv[1]),
-lambda_workflows.__file__ print(json.dumps({name: cls.__module__ for name, cls in
-load_workflows().items()}))
+import humanize, lambda_workflows
+assert humanize.__file__.startswith(sys.argv[1]), humanize.__file__
+assert lambda_workflows.__file__.startswith(sys.argv[1]), lambda_workflows.__file__
+print(json.dumps({name: cls.__module__ for name, cls in load_workflows().items()}))
 """
 
 

@@ -105,7 +105,8 @@ def test_the_api_builds_its_models_on_first_use_not_at_import() -> None:
     # its own route's models only. A model that does not derive from api_models._Model (or
     # that sets defer_build=False) is built at import and shows here.
     code = """
-import lambda_workflows.entrypoints.api from pydantic import BaseModel
+import lambda_workflows.entrypoints.api
+from pydantic import BaseModel
 from lambda_workflows.entrypoints import api_models
 models = [v for v in vars(api_models).values() if isinstance(v, type) and issubclass(v, BaseModel)]
 assert len(models) > 20, models
@@ -120,7 +121,8 @@ print("built:", sorted(m.__name__ for m in models if m.__pydantic_complete__))
 FIRST_REQUESTS = """
 import json, sys
 from pathlib import Path
-from lambda_workflows.entrypoints import api from lambda_workflows.testing import WorkflowTestEnv
+from lambda_workflows.entrypoints import api
+from lambda_workflows.testing import WorkflowTestEnv
 from tests.functional.workflows_under_test import Lifecycle
 
 HEAVY = ("pydantic", "aws_lambda_powertools.event_handler",
@@ -179,7 +181,8 @@ def test_well_formed_requests_load_neither_the_resolver_nor_pydantic() -> None:
 
 SCHEDULED = """
 import sys, types
-from lambda_workflows import WorkflowEntrypoint module = types.ModuleType("scheduled_app")
+from lambda_workflows import WorkflowEntrypoint
+module = types.ModuleType("scheduled_app")
 class Report(WorkflowEntrypoint):
     schedules = ["cron(0 9 * * ? *)"]
     async def run(self, event, step):

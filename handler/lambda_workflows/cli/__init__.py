@@ -46,7 +46,8 @@ examples:
   lambda-workflows delete orders order-42 order-43      an instance's record, journal and wake-ups
   lambda-workflows dev-clock advance "2 days"           move the dev server's clock forward
   lambda-workflows dev-events put --detail-type "Workflow Event" --detail '{"workflow": "orders",
-  ...}' lambda-workflows lint handler/                        check workflow code against the rules
+  ...}'
+  lambda-workflows lint handler/                        check workflow code against the rules
   lambda-workflows ui --url $WORKFLOWS_URL              the dashboard of a deployed stack
   lambda-workflows check-deploy --url $WORKFLOWS_URL    would the local code replay what is in
   flight?

@@ -29,7 +29,8 @@ class W(WorkflowEntrypoint):
 CLEAN = """\
 import random
 
-import lambda_workflows from lambda_workflows import WorkflowEntrypoint
+import lambda_workflows
+from lambda_workflows import WorkflowEntrypoint
 
 
 class W(WorkflowEntrypoint):

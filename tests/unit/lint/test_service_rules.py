@@ -106,7 +106,8 @@ def test_nested_steps_count_as_their_own_steps() -> None:
 
 def test_module_level_upper_case_bindings_are_services() -> None:
     source = """
-        from lambda_workflows import WorkflowEntrypoint from fakes import KV, HTTP_CAT
+        from lambda_workflows import WorkflowEntrypoint
+        from fakes import KV, HTTP_CAT
 
         class W(WorkflowEntrypoint):
             async def run(self, event, step):
