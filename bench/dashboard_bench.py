@@ -1,8 +1,7 @@
 """Benchmark of the dashboard: the instance page of a 1,000-step instance, in headless Chromium.
 
 Run with ``python -m bench.dashboard_bench``. It starts ``lambda-workflows dev`` in-process, runs
-one
-instance of 1,000 steps (the slow part: the embedded AWS records each step in turn), then
+one instance of 1,000 steps (the slow part: the embedded AWS records each step in turn), then
 loads its page 5 times and reads the browser's own clock (Performance API): when the page's
 modules had loaded, when the API's answer arrived, and when the full timeline had been drawn
 and painted (the page marks ``workflows:timeline-painted`` one frame after drawing it). The

@@ -104,8 +104,7 @@ def main() -> None:
 
 def env_importing(copy: Path) -> dict[str, str]:
     """An environment whose ``import lambda_workflows`` loads a copy of ``handler/`` made in
-    ``copy``
-    (without its ``__pycache__``), and that writes no bytecode."""
+    ``copy`` (without its ``__pycache__``), and that writes no bytecode."""
     handler = Path(__file__).resolve().parents[1] / "handler"
     shutil.copytree(handler, copy, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}

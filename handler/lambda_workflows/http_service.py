@@ -3,9 +3,8 @@
 :class:`HttpInstanceService` answers the calls a client makes of
 :class:`~lambda_workflows.engine.service.InstanceService` (see
 :class:`~lambda_workflows.engine.clients.InstanceApi`) by calling the HTTP API — ``lambda-workflows
-dev``, or
-a deployed stack's API signed with SigV4 — through :class:`~lambda_workflows.remote.HttpApi`.
-Answers
+dev``, or a deployed stack's API signed with SigV4 — through
+:class:`~lambda_workflows.remote.HttpApi`. Answers
 are rebuilt into the engine's types and error answers into the engine's exceptions, so code
 written against the direct mode runs unchanged against a URL:
 

@@ -1,8 +1,7 @@
 """Powertools logging and metrics for the Lambdas (created lazily, never at import time).
 
 The engine logs through the standard ``logging`` module under ``lambda_workflows.*``; the Lambdas
-copy
-the Powertools JSON configuration onto those loggers, so every line carries the workflow and
+copy the Powertools JSON configuration onto those loggers, so every line carries the workflow and
 instance id (appended per record) and, for step lines, the step name and attempt.
 """
 

@@ -1,8 +1,7 @@
 """The HTTP API, seen from a client: JSON requests to a base URL, signed when it is AWS's.
 
 The Python client's HTTP mode (``Workflow("orders", url=...)``) and the ``lambda-workflows`` CLI
-talk to
-the API through :class:`HttpApi`. A URL on ``execute-api.<region>.amazonaws.com`` is an API
+talk to the API through :class:`HttpApi`. A URL on ``execute-api.<region>.amazonaws.com`` is an API
 Gateway stage protected by IAM (the template's default ``ApiAuth=AWS_IAM``): its requests are
 signed with SigV4 from the default credential chain (environment, profile, SSO, instance role),
 as ``curl --aws-sigv4`` would sign them. Any other URL (``lambda-workflows dev`` on
@@ -172,8 +171,7 @@ class HttpApi:
         """Send one request as given and return its answer unchanged, whatever its status.
 
         What ``lambda-workflows ui`` forwards: ``target`` (a path and query, appended to the base
-        URL)
-        and ``body`` go out as they are, signed like :meth:`request`'s; the status, headers and
+        URL) and ``body`` go out as they are, signed like :meth:`request`'s; the status, headers and
         body come back as the API sent them, a 4xx or 5xx included. Redirects are not followed.
 
         Raises:

@@ -1,6 +1,5 @@
 """`lambda-workflows dev` serves the dashboard at / and its files under /dashboard/, and nothing
-else:
-the API keeps every other path (issue 16)."""
+else: the API keeps every other path (issue 16)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The dashboard opened through `lambda-workflows ui` (in-process, forwarding to the module's
 `lambda-workflows dev`): the pages come from the ui, every API call goes through it, and a control
-sent
-from the real browser passes its same-origin check (issue 16)."""
+sent from the real browser passes its same-origin check (issue 16)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@
 Each ``<workflow>--<id>.json`` is what ``lambda-workflows instances export <workflow> <id>`` writes
 for that instance, recorded by the engine (never edited by hand). tests/histories/test_replay
 replays them against handler/lambda_workflows/examples: a change to an example that would break an
-instance
-in flight makes that test fail. Run this again after a deliberate, versioned change.
+instance in flight makes that test fail. Run this again after a deliberate, versioned change.
 """
 
 from __future__ import annotations

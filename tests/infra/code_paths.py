@@ -1,8 +1,7 @@
 """The IAM actions a function's code can reach, read from the handler source.
 
 Each adapter module of ``lambda_workflows.aws`` talks to one AWS service through ``self.client``;
-the
-engine reaches the adapters through the attributes the runtime wires them to (``service``,
+the engine reaches the adapters through the attributes the runtime wires them to (``service``,
 ``store``, ``queue``, ``scheduler`` / ``wakeups``). Starting from an entrypoint module, this
 follows those attributes, ``self.<method>`` calls and calls to functions of the same module,
 and collects the AWS operations called on a client along the way, as the IAM actions that

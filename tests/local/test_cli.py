@@ -1,7 +1,6 @@
 """The ``lambda-workflows`` command against a running ``lambda-workflows dev``: every command's
-``--json``
-answer, its exit status (0 done, 1 the API refused, 2 bad input or no API), its help, and its
-colour only on a terminal."""
+``--json`` answer, its exit status (0 done, 1 the API refused, 2 bad input or no API), its help, and
+its colour only on a terminal."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """``lambda-workflows check-deploy`` against a running ``lambda-workflows dev``: the instances in
-flight there,
-replayed with the local code (``WORKFLOWS`` here), as a table and an exit status."""
+flight there, replayed with the local code (``WORKFLOWS`` here), as a table and an exit status."""
 
 from __future__ import annotations
 

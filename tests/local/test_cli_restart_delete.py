@@ -1,6 +1,5 @@
 """``lambda-workflows restart --from-step``, ``lambda-workflows instances step`` and
-``lambda-workflows delete``
-against a running ``lambda-workflows dev``."""
+``lambda-workflows delete`` against a running ``lambda-workflows dev``."""
 
 from __future__ import annotations
 

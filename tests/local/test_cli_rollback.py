@@ -1,6 +1,5 @@
 """``lambda-workflows terminate NAME ID --rollback`` against a running ``lambda-workflows dev``: it
-asks the
-API for a terminate with rollback, and only terminate takes the option."""
+asks the API for a terminate with rollback, and only terminate takes the option."""
 
 from __future__ import annotations
 

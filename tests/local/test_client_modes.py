@@ -2,8 +2,7 @@
 the stack's resources) and HTTP (the API of `lambda-workflows dev`, at a URL).
 
 Each test runs once per mode against one `lambda-workflows dev` started in-process on a free port:
-the
-direct client works on the embedded AWS that server uses, the HTTP client calls the server. The
+the direct client works on the embedded AWS that server uses, the HTTP client calls the server. The
 tests drive the runner themselves (``run_until_idle``), so what each one sees is deterministic.
 """
 

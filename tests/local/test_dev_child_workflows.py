@@ -1,6 +1,5 @@
 """Child workflows through `lambda-workflows dev`, over HTTP: the parent gets its child's output,
-the
-two link each other in their status, the child's end wakes the parent (it runs twice: no
+the two link each other in their status, the child's end wakes the parent (it runs twice: no
 polling), and terminating a parent terminates its waiting child."""
 
 from __future__ import annotations

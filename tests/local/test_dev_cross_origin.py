@@ -1,6 +1,5 @@
 """`lambda-workflows dev` listens on 127.0.0.1, where any page of the developer's browser can reach
-it:
-a state-changing request sent by a page of another origin is refused (403) and changes nothing,
+it: a state-changing request sent by a page of another origin is refused (403) and changes nothing,
 while the dashboard's own pages, Swagger UI and anything that is not a browser page (curl, the
 CLI, the client) go through."""
 

@@ -1,7 +1,6 @@
 """`self.logger` in `lambda-workflows dev`: its lines are on the dev server's output at INFO (the
-engine's
-own stay at WARNING), once each, with the workflow, instance, step and attempt, and the file and
-line of the user's call."""
+engine's own stay at WARNING), once each, with the workflow, instance, step and attempt, and the
+file and line of the user's call."""
 
 from __future__ import annotations
 

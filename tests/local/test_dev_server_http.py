@@ -1,6 +1,5 @@
 """`lambda-workflows dev` as an HTTP server: concurrency, body framing, its own error answers,
-bursts
-of connections, and ids with characters no id may hold (issue 9, finding 10)."""
+bursts of connections, and ids with characters no id may hold (issue 9, finding 10)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Versions through `lambda-workflows dev`: an instance created on version 1 keeps replaying version
-1
-after version 2 (its steps reordered) is registered beside it, and a new instance runs
+1 after version 2 (its steps reordered) is registered beside it, and a new instance runs
 version 2 — over HTTP, with the dev server's clock moved past the sleep."""
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """A new user's first hour, automated: their own workflow module in a folder outside the
 project, registered with ``WORKFLOWS`` + ``PYTHONPATH``, served by ``lambda-workflows dev`` and
-driven
-end to end by the ``lambda-workflows`` CLI and the Python client over HTTP — the installed console
-script, in separate processes, as a person would type it.
+driven end to end by the ``lambda-workflows`` CLI and the Python client over HTTP — the installed
+console script, in separate processes, as a person would type it.
 
 (CI runs every test on a fresh clone; this one adds what a clone cannot: code that is not the
 project's, found only through the environment.)

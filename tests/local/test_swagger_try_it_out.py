@@ -1,6 +1,6 @@
 """Swagger UI's "Try it out" in `lambda-workflows dev`: the server the OpenAPI document names,
-resolved
-against the URL the document was fetched from, is where the API answers (not ``/local``)."""
+resolved against the URL the document was fetched from, is where the API answers (not
+``/local``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """`lambda-workflows ui`: the dashboard on 127.0.0.1 with the API's calls forwarded to a stack —
-unsigned
-to a running `lambda-workflows dev`, signed with SigV4 (checked against botocore's signer) to a
-server
-that records what it gets; only the API's routes, only from the dashboard's own origin, bodies
-capped at 1 MiB (issue 16)."""
+unsigned to a running `lambda-workflows dev`, signed with SigV4 (checked against botocore's signer)
+to a server that records what it gets; only the API's routes, only from the dashboard's own origin,
+bodies capped at 1 MiB (issue 16)."""
 
 from __future__ import annotations
 

@@ -243,8 +243,7 @@ def test_init_writes_a_project_that_depends_on_the_engine(project: Project) -> N
     template = (project.path / "template.yaml").read_text()
     workflows = (project.path / "src" / PACKAGE / "workflows.py").read_text()
 
-    # WHEN its files are read
-    # THEN it has the starter's files, and init listed each one it wrote
+    # WHEN its files are read THEN it has the starter's files, and init listed each one it wrote
     for name in (
         "pyproject.toml",
         "README.md",
@@ -342,13 +341,19 @@ def call(url: str, method: str = "GET", body: Any = None) -> tuple[int, Any]:
         return exc.code, json.loads(exc.read() or b"null")
 
 
+def dev_output(log: Path) -> str:
+    """The dev server's output, without its log line for each poll."""
+    lines = log.read_text().splitlines()
+    return "\n".join(line for line in lines if not re.fullmatch(r"GET \S+ -> 200", line))
+
+
 def wait_listening(url: str, server: subprocess.Popen[str], log: Path) -> Any:
     """The ``GET /workflows`` answer of a dev server, once it answers (the test fails with its
     output if it exits or does not answer within 60 s)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            pytest.fail(f"lambda-workflows dev exited {server.returncode}:\n{log.read_text()}")
+            pytest.fail(f"lambda-workflows dev exited {server.returncode}:\n{dev_output(log)}")
         try:
             status, body = call(f"{url}/workflows")
             if status == 200:
@@ -356,7 +361,7 @@ def wait_listening(url: str, server: subprocess.Popen[str], log: Path) -> Any:
         except OSError:
             pass
         time.sleep(0.2)
-    pytest.fail(f"lambda-workflows dev did not answer within 60 s:\n{log.read_text()}")
+    pytest.fail(f"lambda-workflows dev did not answer within 60 s:\n{dev_output(log)}")
 
 
 def until(url: str, done: str, check: Any, log: Path, timeout: float = 60) -> dict[str, Any]:
@@ -369,7 +374,7 @@ def until(url: str, done: str, check: Any, log: Path, timeout: float = 60) -> di
         if check(body):
             return dict(body)
         if time.monotonic() > deadline:
-            pytest.fail(f"not {done} within {timeout} s: {body}\n{log.read_text()}")
+            pytest.fail(f"not {done} within {timeout} s: {body}\n{dev_output(log)}")
         time.sleep(0.1)
 
 

@@ -10,11 +10,10 @@ runner's writes are conditional on the version it loaded (see ``lambda_workflows
 
 A failed condition (ConditionalCheckFailed, or a transaction cancelled by one) is a lost race,
 handled in place here; every other failure goes through
-:func:`lambda_workflows.aws.errors.translate`
-and becomes a StorageError, which the engine treats as "try again later", never as a step
-failure. A timeout after sending leaves the outcome unknown; callers resolve it by reading back
-(a conditional put that did happen makes the retry lose to itself and hand back the same
-entry), never by guessing.
+:func:`lambda_workflows.aws.errors.translate` and becomes a StorageError, which the engine treats as
+"try again later", never as a step failure. A timeout after sending leaves the outcome unknown;
+callers resolve it by reading back (a conditional put that did happen makes the retry lose to itself
+and hand back the same entry), never by guessing.
 """
 
 from __future__ import annotations

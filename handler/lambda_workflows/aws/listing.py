@@ -12,8 +12,7 @@ cursor's size barely grows with K (the mask, a digit per three or so partitions)
 about 370 characters for K = 32, with the longest workflow name and id, well under
 :data:`lambda_workflows.aws.cursors.MAX_CURSOR` (2,048, unchanged). It is signed like every
 cursor (:mod:`lambda_workflows.aws.cursors`) and its shape, and the listing it belongs to, are
-checked
-again after the signature (:func:`position_of`).
+checked again after the signature (:func:`position_of`).
 
 **What a page costs.** A page of ``limit`` instances asks each partition not yet exhausted
 for ``ceil(limit / K) + 1`` items (one Query each: K + 1 on a first page, fewer on later pages

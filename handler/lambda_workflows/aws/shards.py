@@ -1,8 +1,7 @@
 """Write-sharded index keys: no index partition takes every write of a busy workflow.
 
 The listing indexes ``by_status`` and ``by_workflow`` (see :mod:`lambda_workflows.aws.items`)
-project
-whole instance items, so *every* write of an instance item is also a write to its index
+project whole instance items, so *every* write of an instance item is also a write to its index
 partition, and a status change is two (out of the old status's partition, into the new one's).
 One partition takes about 1,000 writes per second, and a throttled index throttles the table's
 own writes. With one key per workflow (``"<workflow>"``) or per workflow and status, a single

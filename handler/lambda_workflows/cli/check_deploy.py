@@ -4,8 +4,7 @@ stack?
 Before a deploy, every instance not finished on the target stack (dev server or deployed API)
 is listed, its history fetched (``GET .../history``) and replayed with the local code (the
 classes ``WORKFLOWS`` registers here) by :class:`lambda_workflows.testing.Replayer`: with the class
-of
-the instance's version when it is registered here (``name@version``), else with the newest. A
+of the instance's version when it is registered here (``name@version``), else with the newest. A
 divergence found now is a ``NonDeterminismError`` the deployed code would have raised when that
 instance next woke up.
 

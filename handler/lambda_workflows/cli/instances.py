@@ -1,6 +1,5 @@
 """``lambda-workflows instances list|describe|step|export``, its alias ``lambda-workflows status``,
-and
-``trigger``."""
+and ``trigger``."""
 
 from __future__ import annotations
 

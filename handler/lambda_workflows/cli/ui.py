@@ -2,8 +2,7 @@
 
 The pages are served on 127.0.0.1 and their API calls forwarded to the stack, signed with
 SigV4 from your AWS credentials (see :mod:`lambda_workflows.dashboard.ui_server` for what it
-forwards
-and what it refuses). The workflows ``WORKFLOWS`` names, when it is set here, give their
+forwards and what it refuses). The workflows ``WORKFLOWS`` names, when it is set here, give their
 diagrams: a diagram is drawn from a workflow's source, which the deployed API does not serve.
 """
 

@@ -5,8 +5,7 @@ nothing fetched from elsewhere, so it works offline. The pages call the HTTP API
 that served them. :func:`~lambda_workflows.dashboard.routes.dashboard_answer` is what a server calls
 to serve the files and the workflows' diagrams (:mod:`.diagram`, drawn from their source);
 ``lambda-workflows dev`` serves them at ``/``. :mod:`.ui_server` is ``lambda-workflows ui``: the
-same pages
-for a deployed stack, its API calls forwarded and signed on this machine.
+same pages for a deployed stack, its API calls forwarded and signed on this machine.
 """
 
 from __future__ import annotations

@@ -5,8 +5,7 @@ The linter (:mod:`lambda_workflows.lint`) already knows what the diagram needs:
 the helpers that take the step (a parameter annotated ``WorkflowStep``), resolves imports
 (``from asyncio import gather as g``) and knows which helpers race awaitables;
 :class:`~lambda_workflows.lint.run_model.RunAnalysis` tells which calls are step calls on
-``run()``'s
-own step parameter. This module walks ``run()``'s statements in order and gives each
+``run()``'s own step parameter. This module walks ``run()``'s statements in order and gives each
 control-flow statement that holds steps its node: ``if``/``match`` a branch, ``for``/``while``/a
 comprehension a loop, ``asyncio.gather`` a parallel group, ``try`` its except paths. A helper
 that takes the step, or a local function called in ``run()``, is drawn where it is called; a

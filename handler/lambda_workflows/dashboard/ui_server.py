@@ -2,9 +2,8 @@
 forwarded.
 
 The pages are served here as ``lambda-workflows dev`` serves them. A request for one of the API's
-routes
-(``/workflows`` and below, ``GET /openapi.json``, ``GET /docs``) is sent on to the stack at the
-base URL given — signed with SigV4 from the user's AWS credentials when that URL is API
+routes (``/workflows`` and below, ``GET /openapi.json``, ``GET /docs``) is sent on to the stack at
+the base URL given — signed with SigV4 from the user's AWS credentials when that URL is API
 Gateway's (:meth:`lambda_workflows.remote.HttpApi.exchange`) — and its answer comes back unchanged:
 status, headers and body, a 4xx included. The deployed API keeps its IAM auth and the browser
 never holds an AWS key.

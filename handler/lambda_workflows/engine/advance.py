@@ -11,15 +11,13 @@ runner loaded (an event, pause, terminate, restart) bumped that version, so the 
 and the runner reloads and replays instead of going to sleep. Wake-ups are scheduled *before*
 the status write, so a crash in between leaves at worst a spurious wake-up, never a missing one;
 and the status write carries the instance's ``due_at`` (see
-:mod:`lambda_workflows.engine.recovery`),
-so a wake-up that is lost anyway (a dropped message, a schedule never created) is found by the
-recovery sweep.
+:mod:`lambda_workflows.engine.recovery`), so a wake-up that is lost anyway (a dropped message, a
+schedule never created) is found by the recovery sweep.
 
 Rollbacks: when ``run()`` fails with rollbacks registered, the runner first records the failure
 on the instance (``StartRollback``, a write that keeps the lease), then replays again in
 rollback mode to run them (see :mod:`lambda_workflows.engine.operations.rollback`); the instance
-ends
-(``EndRollback``) only once the chain is over, so any invocation in between goes on with it.
+ends (``EndRollback``) only once the chain is over, so any invocation in between goes on with it.
 
 An infrastructure failure (the store or the queue throttled, unreachable, an outcome unknown) is
 never a step failure: it ends the advance with the InfrastructureError, after giving the lease

@@ -4,8 +4,7 @@ Deleting an instance removes its record, journal, events and large-value chunks,
 its pending wake-ups; a running or waiting instance is terminated first, so a runner busy with
 it stops at its next step and every conditional write it still makes is refused (see
 :meth:`~lambda_workflows.engine.ports.InstanceStore.delete`). A wake-up already on its way (a
-schedule
-that fired, a message in flight) finds nothing and does nothing.
+schedule that fired, a message in flight) finds nothing and does nothing.
 """
 
 from __future__ import annotations

@@ -3,8 +3,7 @@
 A history is what replay reads: the instance's params and version, every journal entry of its
 current generation and every event sent to it. ``GET /workflows/{name}/instances/{id}/history``
 and ``lambda-workflows instances export`` write it; :class:`lambda_workflows.testing.Replayer` reads
-it.
-The format (a JSON object, ``"format": "workflows-history"``, ``"format_version": 1``) is
+it. The format (a JSON object, ``"format": "workflows-history"``, ``"format_version": 1``) is
 documented in docs/semantics.md. Values (params, step results, event payloads) are JSON
 values; times are epoch seconds.
 

@@ -1,6 +1,6 @@
 """The in-memory :class:`~lambda_workflows.engine.slots.SlotStore`: slots and lines in dicts,
-changed
-under the memory store's lock, so each operation is as atomic as its DynamoDB transaction."""
+changed under the memory store's lock, so each operation is as atomic as its DynamoDB
+transaction."""
 
 from __future__ import annotations
 

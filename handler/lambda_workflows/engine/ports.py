@@ -117,8 +117,7 @@ class InstanceStore(Protocol):
         self, ref: InstanceRef, expected_version: int, change: Change
     ) -> InstanceRecord | None:
         """Write ``change`` (see :mod:`lambda_workflows.engine.transitions`) and bump the version,
-        only
-        if the version is still ``expected_version``. Returns the new record, or None if it
+        only if the version is still ``expected_version``. Returns the new record, or None if it
         changed meanwhile (or the instance was deleted: the next read says InstanceNotFound).
         """
         ...

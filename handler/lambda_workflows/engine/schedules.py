@@ -12,8 +12,7 @@ hours, as on EventBridge Scheduler). Rate firings are aligned on the period coun
 ``rate(15 minutes)`` at :00, :15, :30 and :45), the way Temporal aligns interval schedules:
 the next firings can be computed from the expression alone, and are the same in
 ``lambda-workflows dev``, the test kit and on AWS (where each rate schedule gets the ``StartDate``
-of
-its next aligned time).
+of its next aligned time).
 
 Cron firings in a time zone follow EventBridge Scheduler's daylight saving rules: a wall-clock
 time that does not exist (the hour skipped in spring) does not fire; one that happens twice

@@ -533,9 +533,8 @@ class InstanceService:
         """Delete the instance: its record, journal, events and chunks, and its pending
         wake-ups. A running or waiting instance is terminated first: a runner busy with it
         stops, and nothing it still writes is ever read (see
-        :mod:`lambda_workflows.engine.deletion`);
-        as with :meth:`terminate`, its children still running are terminated, and a child's
-        parent gets its step's answer.
+        :mod:`lambda_workflows.engine.deletion`); as with :meth:`terminate`, its children still
+        running are terminated, and a child's parent gets its step's answer.
 
         Raises:
             InstanceNotFound: no instance has this id (never created, or already deleted);

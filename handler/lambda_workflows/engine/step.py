@@ -3,8 +3,7 @@
 
 This module validates the call (name, config, durations) at once, synchronously, so a bad call
 fails where it is written; :mod:`lambda_workflows.engine.operations` does the work, in the replay
-pass
-that :class:`lambda_workflows.engine.replay.Replay` drives.
+pass that :class:`lambda_workflows.engine.replay.Replay` drives.
 """
 
 from __future__ import annotations

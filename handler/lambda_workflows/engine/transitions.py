@@ -4,8 +4,7 @@ An instance moves only through the transitions below. The runner and the instanc
 build a transition and hand it to :meth:`InstanceStore.update`, which writes the
 :class:`Change` it yields, conditional on the version the decision was taken on (see
 :mod:`lambda_workflows.engine.advance` for why that loses no wake-up). Creation, leases and events
-are
-single conditional writes of the store itself (their rules are in the store's port,
+are single conditional writes of the store itself (their rules are in the store's port,
 :mod:`lambda_workflows.engine.ports`), listed here so the whole machine reads in one table (each
 capitalised transition is a class of this module).
 
@@ -56,8 +55,7 @@ end it as that rollback says. A plain terminate still stops it at once.
 
 Finished (complete, errored, terminated) is final except for restart. A transition asked of
 a status it does not leave raises :class:`~lambda_workflows.engine.errors.InvalidTransition` when
-the
-caller must be told (terminating a finished instance), or yields no change when the instance
+the caller must be told (terminating a finished instance), or yields no change when the instance
 is already where the caller wants it (pausing a paused instance).
 """
 

@@ -78,8 +78,7 @@ def base_path(event: Mapping[str, Any]) -> str:
     ``path``, its end: on the execute-api domain the stage comes first (``/prod/workflows``),
     on a custom domain it does not. An event without ``requestContext.domainName``, which API
     Gateway always sets, was built by ``lambda-workflows dev``: it serves the API at ``/`` (its
-    events
-    still carry a stage, ``local``, and a path under it, which are in no URL).
+    events still carry a stage, ``local``, and a path under it, which are in no URL).
     """
     context = event.get("requestContext")
     if not isinstance(context, Mapping) or not context.get("domainName"):

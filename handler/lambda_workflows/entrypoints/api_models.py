@@ -315,8 +315,7 @@ class StepOutputBody(_Model):
 class HistoryBody(_Model):
     """An instance's recorded history (format ``workflows-history``, ``format_version`` 1): what
     ``lambda_workflows.testing.Replayer`` replays. A sensitive step's result is "[REDACTED]": a
-    replay
-    checks the names, kinds and order of the steps, which need no result."""
+    replay checks the names, kinds and order of the steps, which need no result."""
 
     format: Literal["workflows-history"]
     format_version: Literal[1]

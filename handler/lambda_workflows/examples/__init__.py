@@ -2,14 +2,13 @@
 
 One module per rule, with the good workflow (``...Workflow``) and the bad one
 (``Bad...Workflow``) side by side. Each bad line carries ``# lambda-workflows: ignore[WF1xx]``
-naming
-the lint rule that catches it, so ``lambda-workflows lint handler/`` is clean and
+naming the lint rule that catches it, so ``lambda-workflows lint handler/`` is clean and
 ``lambda-workflows lint --no-ignore handler/lambda_workflows/examples`` shows every bad pattern.
 
 The examples read their services from ``self.env`` (``self.env.KV``, ``self.env.PAYMENTS``,
 ...), as Cloudflare Workers read bindings; :func:`lambda_workflows.examples._fakes.example_env`
-gives local
-fakes for all of them. :data:`GOOD_WORKFLOWS` maps registration names to the good classes;
+gives local fakes for all of them. :data:`GOOD_WORKFLOWS` maps registration names to the good
+classes;
 :data:`EXAMPLES` is the registration spec of every example (the good ones and the showcase),
 for ``WORKFLOWS`` or :func:`lambda_workflows.registry.load_workflows`::
 

@@ -1,10 +1,9 @@
 """Resolve the few CloudFormation intrinsic functions infra/ needs: Ref, GetAtt, Sub, Join.
 
 ``lambda_workflows.infra.provision`` creates resources outside CloudFormation, so it has to stand in
-for it when
-a property points at another resource (a redrive policy's ``!GetAtt WorkDeadLetterQueue.Arn``)
-or at a parameter (``!Ref RetentionDays``). Anything else (conditions, ``!If``, ``!Select``)
-is refused loudly rather than guessed.
+for it when a property points at another resource (a redrive policy's ``!GetAtt
+WorkDeadLetterQueue.Arn``) or at a parameter (``!Ref RetentionDays``). Anything else (conditions,
+``!If``, ``!Select``) is refused loudly rather than guessed.
 """
 
 from __future__ import annotations

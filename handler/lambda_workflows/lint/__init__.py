@@ -57,9 +57,8 @@ in the source; the engine's at-least-once steps and the examples document it.
 
 Silence a finding with a comment on its line: ``# lambda-workflows: ignore[WF102]``,
 ``# lambda-workflows: ignore[WF102,WF103]`` or a bare ``# lambda-workflows: ignore``;
-``--no-ignore``
-(``honor_ignores=False``) reports them anyway. A file that does not parse is always reported
-(WF100), whatever its comments say.
+``--no-ignore`` (``honor_ignores=False``) reports them anyway. A file that does not parse is always
+reported (WF100), whatever its comments say.
 
 The command ends with one line, ``checked 3 files, no problems`` (or the problems counted). It
 reads ``*.py`` files in the folders it is given; a file given by name that is not Python (see

@@ -1,15 +1,14 @@
 """``step.run_workflow``: start a child workflow and wait for its end, as a durable step.
 
 Modelled on :mod:`.wait_for_event` (the design is argued in
-:mod:`lambda_workflows.engine.children`):
-the first pass creates the child through the pass (idempotently: a crash before the wait is
-recorded creates the same child again, which is success) and records a ``WAIT`` entry on the
-child's own event type, ``child:<workflow>/<id>``; every pass until the child's end is in the
-mailbox suspends, holding no compute. The child's end stores that event and wakes the parent,
-and the pass that finds it records the ``DELIVERY``: the child's output, or its error, which
-``run()`` gets as :class:`StepFailedError` (on the first run as on every replay). A child that
-could not be started (its workflow is not registered, its id is taken by another instance) is
-recorded the same way, as a failed step.
+:mod:`lambda_workflows.engine.children`): the first pass creates the child through the pass
+(idempotently: a crash before the wait is recorded creates the same child again, which is success)
+and records a ``WAIT`` entry on the child's own event type, ``child:<workflow>/<id>``; every pass
+until the child's end is in the mailbox suspends, holding no compute. The child's end stores that
+event and wakes the parent, and the pass that finds it records the ``DELIVERY``: the child's output,
+or its error, which ``run()`` gets as :class:`StepFailedError` (on the first run as on every
+replay). A child that could not be started (its workflow is not registered, its id is taken by
+another instance) is recorded the same way, as a failed step.
 """
 
 from __future__ import annotations
