@@ -36,7 +36,7 @@ def logger() -> Logger:
         service=os.environ.get("POWERTOOLS_SERVICE_NAME", "lambda-workflows"),
         logger_handler=_StdoutHandler(),
     )
-    copy_config_to_registered_loggers(source_logger=log, include={"workflows"})
+    copy_config_to_registered_loggers(source_logger=log, include={"lambda_workflows"})
     return log
 
 

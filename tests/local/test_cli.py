@@ -550,7 +550,7 @@ def test_version_prints_the_installed_package_version() -> None:
         [workflows_script(), "--version"], capture_output=True, text=True, timeout=60
     )
     assert ran.returncode == 0
-    assert ran.stdout.strip() == f"workflows {version('workflows')}"
+    assert ran.stdout.strip() == f"lambda-workflows {version('lambda-workflows')}"
 
 
 def on_a_terminal(argv: list[str], env: dict[str, str]) -> str:

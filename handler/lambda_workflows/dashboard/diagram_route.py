@@ -81,8 +81,9 @@ def _unknown(name: str, workflows: Mapping[str, type[Any]]) -> str:
     if not workflows:
         return (
             f"no source for workflow {name!r} here: a diagram is drawn from the workflow's "
-            "source, so it is served only where the workflows are registered; start workflows "
-            "ui with WORKFLOWS=name=module:Class (and PYTHONPATH) set as for lambda-workflows dev"
+            "source, so it is served only where the workflows are registered; start "
+            "lambda-workflows ui with WORKFLOWS=name=module:Class (and PYTHONPATH) set as for "
+            "lambda-workflows dev, or from the project's folder"
         )
     registered = ", ".join(workflow_names(workflows))
     return f"no workflow named {name!r} is registered here (registered: {registered})"
