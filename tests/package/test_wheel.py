@@ -467,6 +467,26 @@ def test_init_refuses_a_folder_that_is_not_empty(venv: Venv, workdir: Path) -> N
     assert (folder / "notes.txt").read_text() == "mine\n"
 
 
+# The layer's compiled wheels are for the functions' architecture (arm64): the probe loads the
+# compiled dependencies from this machine's environment first, then the engine and the user's
+# code from the build.
+LAMBDA_PROBE = """
+import json, sys
+import pydantic, pydantic_core
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import lambda_workflows
+assert lambda_workflows.__file__.startswith(sys.argv[2]), lambda_workflows.__file__
+from lambda_workflows.registry import load_workflows
+print(json.dumps({name: cls.__module__ for name, cls in load_workflows().items()}))
+"""
+
+
+def workdir_of(tmp_path: Path) -> Path:
+    folder = tmp_path / "probe"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def test_sam_build_puts_the_engine_in_the_layer_and_the_users_code_in_the_functions(
     venv: Venv, project: Project, tmp_path: Path
 ) -> None:
@@ -504,6 +524,15 @@ def test_sam_build_puts_the_engine_in_the_layer_and_the_users_code_in_the_functi
     assert not (site / "lambda_workflows" / "examples").exists()
     assert not (site / "moto").exists()
     assert not (site / "boto3").exists()
+    # AND a function's code with the layer on its path (as Lambda lays them out: /var/task,
+    # then /opt/python) registers the template's workflow from the layer's engine
+    probe = run(
+        [venv.python, "-c", LAMBDA_PROBE, str(build / "RunnerFunction"), str(site)],
+        cwd=workdir_of(tmp_path),
+        env=venv.env(WORKFLOWS=f"hello={PACKAGE}.workflows:HelloWorkflow"),
+    )
+    assert probe.returncode == 0, shown(probe)
+    assert json.loads(probe.stdout) == {"hello": f"{PACKAGE}.workflows"}
 
 
 def test_it_installs_and_imports_beside_llama_index_workflows(
