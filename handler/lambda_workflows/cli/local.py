@@ -180,7 +180,11 @@ def serve(args: argparse.Namespace, console: Console) -> int:
     url = f"http://{args.host}:{server.server_address[1]}"
     say(f"lambda-workflows dev listening on {url}")
     say(f"dashboard: {url}/ (instances, step timelines, controls, diagrams)")
-    say(f"registered workflows: {', '.join(sorted(workflows))}")
+    from .project import project_template_used
+
+    origin = project_template_used()
+    shown = f" (from {os.path.relpath(origin)}'s Workflows parameter)" if origin else ""
+    say(f"registered workflows: {', '.join(sorted(workflows))}{shown}")
     say("embedded AWS: moto (DynamoDB, SQS, EventBridge Scheduler) provisioned from template.yaml")
     if not args.real_time:
         say("idle sleeps and retry delays are SKIPPED (use --real-time to wait them out)")

@@ -16,7 +16,9 @@ from typing import Any
 
 from .console import CommandError, Console, Exit, add_command
 
-__all__ = ["add_commands", "use_project_workflows"]
+__all__ = ["add_commands", "project_template_used", "use_project_workflows"]
+
+_used: list[Path] = []  # the template use_project_workflows took WORKFLOWS from, if it did
 
 
 def add_commands(commands: Any) -> None:
@@ -122,4 +124,13 @@ def use_project_workflows(folder: Path | None = None) -> str | None:
     if code not in sys.path:
         sys.path.insert(0, code)
     os.environ["WORKFLOWS"] = default
+    _used[:] = [template_path]
     return default
+
+
+def project_template_used() -> Path | None:
+    """The template whose ``Workflows`` default this process registered, if it did (and
+    ``WORKFLOWS`` still holds it)."""
+    if _used and "WORKFLOWS" in os.environ:
+        return _used[0]
+    return None
