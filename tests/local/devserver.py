@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import threading
 import time
 import urllib.error
@@ -118,3 +119,13 @@ def ctrl_c_works() -> None:
     ignores SIGINT, and a child inherits that: its Ctrl-C would never arrive.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def stop(server: subprocess.Popen[str]) -> None:
+    """Stop a ``lambda-workflows dev`` subprocess: SIGTERM, then a kill after 20 s."""
+    server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=20)

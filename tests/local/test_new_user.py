@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.local.devserver import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).with_name("lambda-workflows")
@@ -92,11 +93,7 @@ def dev_server(user_folder: Path, user_env: dict[str, str]) -> Iterator[str]:
         _wait_until_listening(url, server)
         yield url
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
 
 
 def _wait_until_listening(url: str, server: subprocess.Popen[str]) -> None:

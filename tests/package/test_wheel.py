@@ -19,7 +19,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -34,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.local.devserver import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 SAM = Path(os.environ.get("SAM_CLI") or ROOT / ".venv-sam" / "bin" / "sam")
@@ -405,12 +406,7 @@ def dev(venv: Venv, project: Project, tmp_path: Path) -> Iterator[tuple[str, Pat
         assert listed["versions"]["hello"][0]["module"] == f"{PACKAGE}.workflows", listed
         yield url, log
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=20)
+        stop(server)
 
 
 def test_dev_serves_the_generated_project_through_sleep_and_event(
