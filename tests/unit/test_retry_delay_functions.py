@@ -146,14 +146,16 @@ def test_a_delay_function_that_raises_fails_the_step_at_once(make_env: EnvFactor
     status = inst.status()
     assert status.steps[0].status == "errored"
     assert status.steps[0].attempts == 1
-    # AND the recorded error names the delay function's exception and the attempt's failure
+    # AND the error is Cloudflare's NonRetryableDelayError, whose message names the delay
+    # function's exception and message and the attempt's failure
     output = status.output
-    assert output["error"] == "KeyError"
+    assert output["error"] == "NonRetryableDelayError"
+    assert "raised KeyError: 'minutes'" in output["message"]
     assert output["attempts"] == 1
     assert "retries.delay function of step 'charge' raised KeyError" in output["message"]
     assert "ConnectionError: bank unreachable" in output["message"]
     assert status.steps[0].error is not None
-    assert status.steps[0].error.name == "KeyError"
+    assert status.steps[0].error.name == "NonRetryableDelayError"
 
 
 class DelayNotADuration(WorkflowEntrypoint):
@@ -174,7 +176,8 @@ def test_a_delay_function_returning_no_duration_fails_the_step_at_once(
     assert status.status == "errored"
     assert status.steps[0].attempts == 1
     assert status.error is not None
-    assert status.error.name == "InvalidStepError"
+    assert status.error.name == "NonRetryableDelayError"
+    assert "raised InvalidStepError" in status.error.message
     assert "'soon' is not a duration" in status.error.message
 
 

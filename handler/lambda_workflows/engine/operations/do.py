@@ -39,7 +39,7 @@ from lambda_workflows.engine.tracebacks import user_traceback
 
 from .base import SCOPE, Call, Pass, Registered, StepScope
 
-__all__ = ["delay_error", "outcome", "retry_delay", "run"]
+__all__ = ["DELAY_ERROR", "delay_error", "outcome", "retry_delay", "run"]
 
 log = logging.getLogger("lambda_workflows.replay")
 
@@ -228,11 +228,16 @@ async def retry_delay(
     return retries.delay_before(attempt, base)
 
 
+DELAY_ERROR = "NonRetryableDelayError"
+"""The name of a step's final error when its delay function raised, as on Cloudflare."""
+
+
 def delay_error(exc: Exception, what: str, attempt: int, failure: ErrorInfo) -> ErrorInfo:
-    """The final error of ``what`` (``step 'charge'``) when its delay function failed: named
-    after that exception, with its traceback (which chains the attempt's own failure)."""
+    """The final error of ``what`` (``step 'charge'``) when its delay function failed:
+    :data:`DELAY_ERROR`, as Cloudflare names it, whose message keeps the function's own
+    exception and message, with its traceback (which chains the attempt's own failure)."""
     return ErrorInfo(
-        error_name(exc),
+        DELAY_ERROR,
         f"the retries.delay function of {what} raised {error_name(exc)}: "
         f"{error_message(exc)} (after attempt {attempt} failed with {failure.name}: "
         f"{failure.message}); it is not retried. Fix the delay function so that it "
