@@ -297,3 +297,29 @@ def test_attempts_recorded_at_the_same_instant_show_in_order(make_env: EnvFactor
     assert (row.status, row.output, row.attempts) == ("complete", "up", 3)
     history = inst.status().to_dict()["steps"][0]["attempt_history"]
     assert [(a["attempt"], a["success"]) for a in history] == [(1, False), (2, False), (3, True)]
+
+
+class RunFails(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        await step.do("read order", lambda: {"total": -1})
+        raise ValueError("a negative total")  # where run() itself fails
+
+
+def test_an_uncaught_run_error_keeps_its_traceback_on_the_instance(make_env: EnvFactory) -> None:
+    # GIVEN run() raising after its step WHEN the instance runs
+    env = make_env({"r": RunFails})
+    inst = env.create("r", id="r")
+    env.run_until_idle()
+    # THEN the instance's error is Cloudflare's {name, message}, and keeps where run() failed:
+    # the user's frame, none of the library's, and nothing the engine handled on its own
+    status = inst.status()
+    assert status.status == "errored"
+    assert status.error is not None
+    assert dict(status.error) == {"name": "ValueError", "message": "a negative total"}
+    traceback = status.error.traceback
+    assert traceback is not None
+    assert traceback.startswith("Traceback (most recent call last):")
+    assert 'raise ValueError("a negative total")  # where run() itself fails' in traceback
+    assert traceback.endswith("ValueError: a negative total\n")
+    assert "lambda_workflows" not in traceback and "During handling" not in traceback
+    assert len(traceback.encode()) <= MAX_TRACEBACK_BYTES

@@ -51,6 +51,7 @@ from .operations import do, run_workflow, sleep, wait_for_event
 from .operations.base import SCOPE, Call, Registered, StepInterceptor, current_step
 from .parking import Parking
 from .step import StepContext, StepRollback, WorkflowStep
+from .tracebacks import user_traceback
 
 if TYPE_CHECKING:
     from .children import ChildStart
@@ -262,7 +263,9 @@ class Replay:
         except Suspend:  # raised by run() itself, not by a step (steps park)
             return self._suspended()
         except Exception as exc:
-            return Failed(ErrorInfo(error_name(exc), error_message(exc)))
+            # Where run() failed: its own frames (capped, as a step attempt's), kept on the
+            # instance's error beside Cloudflare's {name, message}.
+            return Failed(ErrorInfo(error_name(exc), error_message(exc), user_traceback(exc)))
         return self._completed(output)
 
     async def _drive(self, root: asyncio.Task[Outcome]) -> Outcome:

@@ -68,6 +68,12 @@ def _keep_user_frames(summary: traceback.TracebackException, seen: set[int]) -> 
     for chained in (summary.__cause__, summary.__context__, *(summary.exceptions or ())):
         if chained is not None:
             _keep_user_frames(chained, seen)
+    context = summary.__context__
+    alone = context is not None and context.__context__ is None and context.__cause__ is None
+    if context is not None and alone and not context.stack:
+        # An exception the library raised and handled itself, that happened to be in flight
+        # when the user's code ran (no frame of theirs): not part of their failure.
+        summary.__context__ = None
 
 
 @functools.lru_cache(maxsize=4096)
