@@ -40,6 +40,8 @@ decide what a step or an event wait of one instance does, without changing the w
 - ``force_step_timeout(instance, step_name, times=None)``: attempts fail at once with the
   engine's step-timeout error (a ``WorkflowTimeoutError``, as if the callback had run past the
   step's ``timeout``), every attempt or the first ``times``; the callback is not called.
+- A ``step.run_workflow`` step takes these three mocks too: the mocked result (or error, or
+  timeout) is the child's answer, recorded as the step's, and no child instance is started.
 - ``mock_event(instance, type, payload)``: an event of ``type`` is sent to the instance as
   soon as it exists, so its ``wait_for_event(type=...)`` receives it (an early event waits in
   the buffer, as a real one does).

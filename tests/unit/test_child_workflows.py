@@ -279,3 +279,65 @@ def test_children_of_a_workflow_with_a_concurrency_limit_get_in_line_for_a_slot(
         assert status.status_reason is not None and "slot" in status.status_reason
     env.run_until_idle()
     assert parent.status().output == [0, 1, 2]
+
+
+class OrderThenShip(WorkflowEntrypoint):
+    """Runs a charge as a child, then sleeps (so a replay reads the step back), then ships."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        try:
+            receipt = await step.run_workflow("pay", workflow="charge", params={"amount": 5})
+        except StepFailedError as exc:
+            receipt = {"failed": exc.error_name, "message": exc.message}
+        await step.sleep("settle", "1 hour")
+        return {"receipt": receipt}
+
+
+def test_a_mocked_result_stands_in_for_the_child_and_no_child_starts(
+    make_env: EnvFactory,
+) -> None:
+    # GIVEN a parent whose run_workflow step a test mocked
+    env = make_env({"order": OrderThenShip, "charge": Charge})
+    env.mock_step_result("o-1", "pay", {"charged": 99}, workflow="order")
+    order = env.create("order", id="o-1")
+    # WHEN it runs (and replays the step after its sleep)
+    env.run_until_idle()
+    # THEN run() got the mocked result on both passes, and no child was created
+    status = order.status()
+    assert status.status == "complete", status.error
+    assert status.output == {"receipt": {"charged": 99}}
+    assert env.workflow("charge").list().records == []
+    pay = status.steps[0]
+    assert (pay.name, pay.type, pay.status, pay.output, pay.child) == (
+        "pay",
+        "runWorkflow",
+        "complete",
+        {"charged": 99},
+        None,
+    )
+
+
+def test_a_mocked_error_or_timeout_fails_the_step_as_a_childs_failure_would(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"order": OrderThenShip, "charge": Charge})
+    env.mock_step_error("o-2", "pay", ConnectionError("bank down"), workflow="order")
+    env.force_step_timeout("o-3", "pay", workflow="order")
+    failed, timed_out = env.create("order", id="o-2"), env.create("order", id="o-3")
+    env.run_until_idle()
+    assert failed.status().output == {
+        "receipt": {"failed": "ConnectionError", "message": "bank down"}
+    }
+    receipt = timed_out.status().output["receipt"]
+    assert receipt["failed"] == "WorkflowTimeoutError" and "'pay'" in receipt["message"]
+    assert env.workflow("charge").list().records == []
+    assert failed.status().steps[0].status == "errored"
+
+
+def test_a_run_workflow_step_without_a_mock_still_starts_its_child(make_env: EnvFactory) -> None:
+    env = make_env({"order": OrderThenShip, "charge": Charge})
+    env.mock_step_result("other", "pay", {"charged": 1}, workflow="order")  # another instance
+    order = env.create("order", id="o-4")
+    env.run_until_idle()
+    assert order.status().output == {"receipt": {"charged": 5}}
+    assert len(env.workflow("charge").list().records) == 1

@@ -123,7 +123,7 @@ def child_of(entry: JournalEntry) -> InstanceRef | None:
     if not event_type.startswith(CHILD_EVENT_PREFIX):
         return None
     workflow, _, id = event_type[len(CHILD_EVENT_PREFIX) :].partition("/")
-    return InstanceRef(workflow, id)
+    return InstanceRef(workflow, id) if id else None  # no id: a test's mock stood in for it
 
 
 def pending_children(entries: Iterable[JournalEntry]) -> list[InstanceRef]:

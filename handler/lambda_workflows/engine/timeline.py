@@ -142,6 +142,8 @@ def _child_row(
         shown = row(StepStatus.WAITING, 1, None)
     elif last.error:
         shown = row(StepStatus.ERRORED, 1, last.at)
+    elif last.event_id is None and last.result is not None:  # a test's mock answered
+        shown = row(StepStatus.COMPLETE, 1, last.at, codec.decode(last.result))
     else:
         payload = payloads.get(last.event_id or "")
         output = None if payload is None else codec.decode(child_outcome(payload).output)

@@ -17,9 +17,22 @@ from typing import Any
 
 from lambda_workflows.engine import codec
 from lambda_workflows.engine.children import ChildOutcome, child_event_type, child_of, child_outcome
-from lambda_workflows.engine.errors import StepFailedError, SuspendReason, WorkflowTimeoutError
+from lambda_workflows.engine.errors import (
+    StepFailedError,
+    SuspendReason,
+    WorkflowTimeoutError,
+    error_message,
+    error_name,
+)
 from lambda_workflows.engine.journal import delivery_key
-from lambda_workflows.engine.model import EntryKind, ErrorInfo, InstanceRef, JournalEntry
+from lambda_workflows.engine.model import (
+    CHILD_EVENT_PREFIX,
+    EntryKind,
+    ErrorInfo,
+    InstanceRef,
+    JournalEntry,
+)
+from lambda_workflows.engine.step import StepContext, StepIdentity
 
 from .base import Call, Pass
 
@@ -41,6 +54,9 @@ async def run(
     now = replay.now()
     if started is None:
         replay.before_new_step(call.key)
+        mocked = await _stand_in(replay, call, workflow, timeout)
+        if mocked is not None:
+            return _result(replay, await replay.write(mocked))
         child = replay.start_child(call, workflow, id, params)
         if child.error is not None:
             refused = _answer(call, child.ref, now, now, child.error)
@@ -69,6 +85,26 @@ async def run(
     )
     timed_out = ErrorInfo(WorkflowTimeoutError.__name__, message)
     return _result(replay, await replay.write(_answer(call, ref, now, started.at, timed_out)))
+
+
+async def _stand_in(replay: Pass, call: Call, workflow: str, timeout: float) -> JournalEntry | None:
+    """The answer a test's mock gives this step (the test kit's interceptor), recorded as the
+    child's end would be, no child started; None when nothing stands in for it."""
+    ctx = StepContext(StepIdentity(call.name, call.count), 1, {"timeout": timeout})
+    act = replay.stand_in(ctx)
+    if act is None:
+        return None
+    now = replay.now()
+    fields: dict[str, Any] = {"started_at": now, "event_type": f"{CHILD_EVENT_PREFIX}{workflow}/"}
+    try:
+        value = await act(ctx)
+    except Exception as exc:
+        error = ErrorInfo(error_name(exc), error_message(exc))
+        return call.entry(
+            EntryKind.DELIVERY, now, key=delivery_key(call.key), error=error, **fields
+        )
+    result = codec.encode(value, what=f"mocked result of step {call.name!r}")
+    return call.entry(EntryKind.DELIVERY, now, key=delivery_key(call.key), result=result, **fields)
 
 
 def _answer(
@@ -109,6 +145,8 @@ def _result(replay: Pass, entry: JournalEntry) -> Any:
     """
     if entry.error is not None:
         raise StepFailedError(entry.name, entry.error.name, entry.error.message, 1)
+    if entry.event_id is None and entry.result is not None:  # a test's mock answered
+        return codec.decode(entry.result)
     event = replay.journal.event(entry.event_id or "")
     if event is None:  # another runner recorded the answer: load its event
         replay.suspend(SuspendReason.RELOAD)
