@@ -501,12 +501,34 @@ class WorkflowTestEnv:
             "loop forever (e.g. a sleep inside an unbounded loop)?"
         )
 
-    def fire_schedule(self, workflow: str, at: datetime | float) -> None:
+    def fire_schedule(
+        self, workflow: str, at: datetime | float, schedule: str | None = None
+    ) -> None:
         """Deliver one firing of ``workflow``'s schedule at ``at`` (an aware datetime or epoch
         seconds), as EventBridge Scheduler does, e.g. a second time: it starts the instance
-        ``<workflow>-<UTC time>`` unless that exists already. ``run_until_idle`` runs it."""
+        ``<workflow>-<UTC time>`` (``-<key>`` after it for a schedule but the first) unless
+        that exists already. ``run_until_idle`` runs it.
+
+        Args:
+            schedule: which of the workflow's schedules, by its expression; its first when None.
+
+        Raises:
+            ValueError: the workflow declares no schedule of that expression.
+        """
         when = at.timestamp() if isinstance(at, datetime) else float(at)
-        self._backend.recurring.deliver(workflow, when)
+        self._backend.recurring.deliver(workflow, when, self._schedule_key(workflow, schedule))
+
+    def _schedule_key(self, workflow: str, expression: str | None) -> str | None:
+        if expression is None:
+            return None
+        from .engine.schedules import firing_keys, schedules_of
+
+        declared = firing_keys(schedules_of(self.workflows[workflow]))
+        for schedule, key in declared:
+            if schedule.expression == expression:
+                return key
+        shown = [schedule.expression for schedule, _ in declared]
+        raise ValueError(f"workflow {workflow!r} declares no schedule {expression!r}: {shown}")
 
     def sweep(self) -> int:
         """Run the recovery sweep once, as SweepFunction does every 5 minutes: post each

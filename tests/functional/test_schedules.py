@@ -13,6 +13,7 @@ import pytest
 
 from lambda_workflows import WorkflowEntrypoint
 from lambda_workflows.aws.recurring import RECURRING_PREFIX
+from lambda_workflows.engine.schedules import schedules_of
 from lambda_workflows.entrypoints import sweep
 from lambda_workflows.testing import WorkflowTestEnv
 
@@ -276,3 +277,39 @@ def test_a_removed_workflow_fires_no_more(env: WorkflowTestEnv) -> None:
     assert [record.id for record in page.records] == ["hourly-20250101T010000Z"]
     if env.backend == "aws":
         assert recurring(env) == {}
+
+
+class TwiceHourly(WorkflowEntrypoint):
+    """Two schedules that both fire on the hour."""
+
+    schedules = ("rate(1 hour)", "cron(0 * * * ? *)")
+
+    async def run(self, event: Any, step: Any) -> Any:
+        return await step.do("report", lambda: {"for": event.payload["scheduled_time"]})
+
+
+@pytest.mark.parametrize("backend", ["memory", "aws"])
+def test_two_schedules_firing_at_one_time_start_one_instance_each(backend: str) -> None:
+    # GIVEN a workflow with two schedules that both fire at 01:00 and 02:00
+    with WorkflowTestEnv({"twice": TwiceHourly}, start=START, backend=backend) as env:
+        cron_key = schedules_of(TwiceHourly)[1].key
+        # WHEN two hours pass
+        env.clock.advance("2 hours")
+        env.run_until_idle()
+        # THEN each firing started its own instance: the first schedule's ids as ever, the
+        # second's with its key
+        assert ids(env, "twice") == [
+            "twice-20250101T010000Z",
+            f"twice-20250101T010000Z-{cron_key}",
+            "twice-20250101T020000Z",
+            f"twice-20250101T020000Z-{cron_key}",
+        ]
+        # AND a firing of either delivered again starts nothing more
+        env.fire_schedule("twice", datetime(2025, 1, 1, 1, tzinfo=UTC))
+        env.fire_schedule("twice", datetime(2025, 1, 1, 1, tzinfo=UTC), "cron(0 * * * ? *)")
+        env.run_until_idle()
+        assert len(ids(env, "twice")) == 4
+        statuses = {env.get("twice", i).status().status for i in ids(env, "twice")}
+        assert statuses == {"complete"}
+        with pytest.raises(ValueError, match="declares no schedule"):
+            env.fire_schedule("twice", START, "rate(5 minutes)")

@@ -3,6 +3,7 @@ and their rejection at registration."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,6 +16,7 @@ from lambda_workflows.engine.schedules import (
     Schedule,
     firing,
     firing_id,
+    firing_keys,
     parse_schedule,
     parse_schedules,
 )
@@ -298,11 +300,38 @@ def test_the_trigger_turns_a_firing_into_its_instance() -> None:
     assert from_message(body, "message-2").id == "report-20250106T080000Z"
 
 
+def test_a_firing_of_a_workflows_other_schedule_carries_its_key_into_the_id() -> None:
+    from lambda_workflows.entrypoints.trigger import from_message
+
+    body = (
+        '{"workflow": "report", "scheduled_time": "2025-01-06T08:00:00Z", "schedule": "0a1b2c3d"}'
+    )
+    assert from_message(body, "m").id == "report-20250106T080000Z-0a1b2c3d"
+
+
+def test_each_schedule_but_the_first_has_a_key_of_its_expression_and_zone() -> None:
+    first, other, zoned = parse_schedules(
+        [
+            "rate(1 hour)",
+            "cron(0 * * * ? *)",
+            {"expression": "cron(0 * * * ? *)", "timezone": "Asia/Tokyo"},
+        ]
+    )
+    keys = [key for _, key in firing_keys([first, other, zoned])]
+    assert keys[0] is None and keys[1] == other.key and keys[2] == zoned.key
+    assert other.key != zoned.key and re.fullmatch(r"[0-9a-f]{8}", other.key)
+
+
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
         ('{"workflow": "report", "scheduled_time": "soon"}', "ISO 8601"),
         ('{"workflow": "report", "scheduled_time": "2025-01-06T08:00:00Z", "id": "x"}', "only"),
+        (
+            '{"workflow": "report", "scheduled_time": "2025-01-06T08:00:00Z", "schedule": "x"}',
+            "8 hex",
+        ),
+        ('{"workflow": "report", "schedule": "0a1b2c3d"}', "ISO 8601"),
     ],
 )
 def test_a_malformed_firing_is_refused(body: str, reason: str) -> None:

@@ -40,7 +40,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_workflows.engine.clock import Clock, to_datetime
 from lambda_workflows.engine.immutable import immutable
-from lambda_workflows.engine.schedules import Schedule, schedules_of
+from lambda_workflows.engine.schedules import Schedule, firing_keys, schedules_of
 
 from .errors import error_code
 
@@ -82,10 +82,14 @@ class Reconciliation:
         }
 
 
-def firing_input(workflow: str) -> str:
-    """The target input of ``workflow``'s schedules: a trigger message whose scheduled time
-    Scheduler fills in."""
-    return json.dumps({"workflow": workflow, "scheduled_time": SCHEDULED_TIME})
+def firing_input(workflow: str, key: str | None = None) -> str:
+    """The target input of one of ``workflow``'s schedules: a trigger message whose scheduled
+    time Scheduler fills in, naming the schedule by its key unless it is the workflow's first
+    (:func:`~lambda_workflows.engine.schedules.firing_keys`)."""
+    message = {"workflow": workflow, "scheduled_time": SCHEDULED_TIME}
+    if key is not None:
+        message["schedule"] = key
+    return json.dumps(message)
 
 
 def wanted_schedules(
@@ -97,8 +101,8 @@ def wanted_schedules(
     for key, cls in sorted(workflows.items()):
         if "@" in key:
             continue
-        for schedule in schedules_of(cls):
-            body = firing_input(key)
+        for schedule, firing_key in firing_keys(schedules_of(cls)):
+            body = firing_input(key, firing_key)
             identity = json.dumps(
                 [key, schedule.expression, schedule.timezone, target_arn, role_arn, body]
             )

@@ -20,6 +20,7 @@ from .schedules import (
     Schedule,
     firing,
     firing_id,
+    firing_keys,
     scheduled_time,
     schedules_of,
 )
@@ -41,8 +42,9 @@ class RecurringFirings(Protocol):
         """Move past skipped idle time without firing what fell in it."""
         ...
 
-    def deliver(self, workflow: str, at: float) -> None:
-        """Deliver one firing of ``workflow`` at ``at`` (again, for a duplicate)."""
+    def deliver(self, workflow: str, at: float, key: str | None = None) -> None:
+        """Deliver one firing of ``workflow``'s schedule ``key`` (None: its first) at ``at``
+        (again, for a duplicate)."""
         ...
 
 
@@ -73,23 +75,29 @@ class MemoryRecurring:
     def fire(self, until: float | None = None) -> list[Firing]:
         until = self.clock.time() if until is None else until
         after, self._fired_through = self._fired_through, max(self._fired_through, until)
-        due: list[Firing] = []
+        due: list[tuple[Firing, str | None]] = []
         for key, cls in self.workflows.items():
             if "@" in key:
                 continue  # a pinned older version: only the newest is started by schedules
-            for schedule in schedules_of(cls):
+            for schedule, firing_key in firing_keys(schedules_of(cls)):
                 since = max(after, self._since.setdefault((key, schedule), after))
                 times = list(schedule.firings(since, until))[-MAX_FIRINGS:]
-                due.extend(Firing(key, firing_id(key, at), at, schedule.expression) for at in times)
-        due.sort(key=lambda f: (f.at, f.workflow))
-        for one in due:
-            self.deliver(one.workflow, one.at)
-        return due
+                due.extend(
+                    (
+                        Firing(key, firing_id(key, at, firing_key), at, schedule.expression),
+                        firing_key,
+                    )
+                    for at in times
+                )
+        due.sort(key=lambda f: (f[0].at, f[0].workflow, f[0].id))
+        for one, firing_key in due:
+            self.deliver(one.workflow, one.at, firing_key)
+        return [one for one, _ in due]
 
     def skip(self, to: float) -> None:
         self._fired_through = max(self._fired_through, to)
 
-    def deliver(self, workflow: str, at: float) -> None:
-        id, params = firing(workflow, scheduled_time(at))
+    def deliver(self, workflow: str, at: float, key: str | None = None) -> None:
+        id, params = firing(workflow, scheduled_time(at), key)
         with contextlib.suppress(InstanceAlreadyExists):  # a duplicate starts nothing more
             self.service.create(workflow, id, params)

@@ -23,6 +23,7 @@ Pure: no clock reads (every function takes the time), no AWS.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -39,6 +40,7 @@ RATE_SYNTAX = (
 SYNTAX = f"write {CRON_SYNTAX}; or {RATE_SYNTAX}"
 _RATE = re.compile(r"^rate\(\s*(\d+)\s+([a-z]+)\s*\)$")
 _CRON = re.compile(r"^cron\((.*)\)$", re.DOTALL)
+_KEY = re.compile(r"[0-9a-f]{8}")
 _UNITS = {"minute": 60, "hour": 3600, "day": 86400}
 MAX_FIRINGS = 100
 """Firings of one schedule delivered at once at most, the latest (by the local runtime and the
@@ -61,6 +63,13 @@ class Schedule:
 
     expression: str
     timezone: str = "UTC"
+
+    @property
+    def key(self) -> str:
+        """Eight hex digits naming this schedule among its workflow's: a digest of its
+        expression and time zone (stable across deploys and reordering)."""
+        identity = f"{self.expression}|{self.timezone}".encode()
+        return hashlib.sha256(identity).hexdigest()[:8]
 
     @property
     def is_rate(self) -> bool:
@@ -132,14 +141,14 @@ def describe_schedules(workflow: str, cls: Any, now: float, count: int = 3) -> l
     each one's ``expression``, ``timezone``, its next ``count`` firings after ``now`` (ISO
     8601, UTC) and the instance id each will start (``next_ids``)."""
     described = []
-    for schedule in schedules_of(cls):
+    for schedule, key in firing_keys(schedules_of(cls)):
         times = schedule.next_firings(now, count)
         described.append(
             {
                 "expression": schedule.expression,
                 "timezone": schedule.timezone,
                 "next_firings": [scheduled_time(at) for at in times],
-                "next_ids": [firing_id(workflow, at) for at in times],
+                "next_ids": [firing_id(workflow, at, key) for at in times],
             }
         )
     return described
@@ -225,20 +234,33 @@ def rate_seconds(expression: str) -> int:
     return value * _UNITS[singular]
 
 
-def firing_id(workflow: str, at: float) -> str:
+def firing_id(workflow: str, at: float, key: str | None = None) -> str:
     """The id of the instance a firing at ``at`` starts: ``<workflow>-<UTC time>``, the time as
-    ``YYYYMMDDTHHMMSSZ`` (an instance id allows no ``:``), e.g. ``report-20250101T090000Z``."""
-    return f"{workflow}-{datetime.fromtimestamp(at, UTC).strftime('%Y%m%dT%H%M%SZ')}"
+    ``YYYYMMDDTHHMMSSZ`` (an instance id allows no ``:``), e.g. ``report-20250101T090000Z``;
+    for a schedule that is not its workflow's first, ``-<key>`` follows (:func:`firing_keys`),
+    so two schedules firing at the same time start two instances."""
+    moment = datetime.fromtimestamp(at, UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{workflow}-{moment}" if key is None else f"{workflow}-{moment}-{key}"
 
 
-def firing(workflow: str, scheduled: Any) -> tuple[str, dict[str, str]]:
+def firing_keys(schedules: Sequence[Schedule]) -> list[tuple[Schedule, str | None]]:
+    """Each schedule of a workflow with the key its firings' ids carry: none for the first (its
+    ids are ``<workflow>-<UTC time>``, as when a workflow had one schedule), its
+    :attr:`Schedule.key` for each other."""
+    return [(schedule, None if i == 0 else schedule.key) for i, schedule in enumerate(schedules)]
+
+
+def firing(workflow: str, scheduled: Any, key: Any = None) -> tuple[str, dict[str, str]]:
     """The instance id and params of the firing of ``workflow``'s schedule at ``scheduled``
     (EventBridge Scheduler's ``<aws.scheduler.scheduled-time>``, ``2025-01-01T09:00:00Z``):
-    ``(firing_id(...), {"scheduled_time": "2025-01-01T09:00:00Z"})``.
+    ``(firing_id(...), {"scheduled_time": "2025-01-01T09:00:00Z"})``; ``key`` names the
+    schedule (None: the workflow's first).
 
     Raises:
-        InvalidInput: ``scheduled`` is not an ISO 8601 time.
+        InvalidInput: ``scheduled`` is not an ISO 8601 time, or ``key`` is not a schedule's.
     """
+    if key is not None and not (isinstance(key, str) and _KEY.fullmatch(key)):
+        raise InvalidInput(f"a firing's schedule key is 8 hex digits, not {key!r}")
     try:
         moment = datetime.fromisoformat(str(scheduled).strip().replace("Z", "+00:00"))
     except ValueError:
@@ -246,7 +268,7 @@ def firing(workflow: str, scheduled: Any) -> tuple[str, dict[str, str]]:
             f"scheduled_time {scheduled!r} is not an ISO 8601 time such as 2025-01-01T09:00:00Z"
         ) from None
     at = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-    return firing_id(workflow, at), {"scheduled_time": scheduled_time(at)}
+    return firing_id(workflow, at, key), {"scheduled_time": scheduled_time(at)}
 
 
 def scheduled_time(at: float) -> str:

@@ -68,7 +68,7 @@ __all__ = [
     "record_handler",
 ]
 
-_MESSAGE_KEYS = frozenset({"workflow", "id", "instance_id", "params", "scheduled_time"})
+_MESSAGE_KEYS = frozenset({"workflow", "id", "instance_id", "params", "scheduled_time", "schedule"})
 
 
 @immutable
@@ -89,9 +89,7 @@ def from_message(body: str, message_id: str) -> Creation:
             f"trigger message has unknown key(s) {unknown}; it takes workflow, id (or "
             "instance_id) and params"
         )
-    if (
-        "scheduled_time" in data
-    ):  # a recurring schedule's firing (see lambda_workflows.aws.recurring)
+    if "scheduled_time" in data or "schedule" in data:  # a firing (lambda_workflows.aws.recurring)
         return _firing(data)
     return Creation(
         workflow=_workflow(data.get("workflow")),
@@ -116,16 +114,17 @@ def from_event(event: Mapping[str, Any]) -> Creation:
 
 
 def _firing(data: Mapping[str, Any]) -> Creation:
-    """One instance per firing: its id is ``<workflow>-<UTC time>``, so a firing delivered
-    twice finds the id taken."""
-    if set(data) - {"workflow", "scheduled_time"}:
-        raise InvalidInput("a schedule's firing takes workflow and scheduled_time only")
+    """One instance per firing: its id is ``<workflow>-<UTC time>`` (and ``-<schedule key>``
+    for a workflow's other schedules), so a firing delivered twice finds the id taken."""
+    if set(data) - {"workflow", "scheduled_time", "schedule"}:
+        raise InvalidInput("a schedule's firing takes workflow, scheduled_time and schedule only")
     # Imported here: only a workflow that declares schedules is sent firings, and loading its
     # registry has imported the schedules already; the others never pay for them.
     from lambda_workflows.engine.schedules import firing
 
     workflow = _workflow(data.get("workflow"))
-    return Creation(workflow, *firing(str(workflow), data["scheduled_time"]))
+    key = data.get("schedule")
+    return Creation(workflow, *firing(str(workflow), data.get("scheduled_time"), key))
 
 
 def _json_object(body: str) -> dict[str, Any]:

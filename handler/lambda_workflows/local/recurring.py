@@ -130,13 +130,14 @@ class RecurringEmulator:
     def _deliver(self, at: float, detail: dict[str, Any]) -> Firing:
         body = str(detail["Target"]["Input"]).replace(SCHEDULED_TIME, scheduled_time(at))
         self._send(body)
-        workflow = str(json.loads(body).get("workflow", ""))
-        return Firing(workflow, firing_id(workflow, at), at, detail["ScheduleExpression"])
+        message = json.loads(body)
+        workflow, key = str(message.get("workflow", "")), message.get("schedule")
+        return Firing(workflow, firing_id(workflow, at, key), at, detail["ScheduleExpression"])
 
-    def deliver(self, workflow: str, at: float) -> None:
-        """Deliver the firing of ``workflow`` at ``at`` as Scheduler would (again, for a
-        duplicate delivery)."""
-        self._send(firing_input(workflow).replace(SCHEDULED_TIME, scheduled_time(at)))
+    def deliver(self, workflow: str, at: float, key: str | None = None) -> None:
+        """Deliver the firing of ``workflow``'s schedule ``key`` (default: its first) at ``at``
+        as Scheduler would (again, for a duplicate delivery)."""
+        self._send(firing_input(workflow, key).replace(SCHEDULED_TIME, scheduled_time(at)))
 
     def _send(self, body: str) -> None:
         self.aws.sqs.send_message(QueueUrl=self.trigger_queue_url, MessageBody=body)
