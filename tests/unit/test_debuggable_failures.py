@@ -323,3 +323,18 @@ def test_an_uncaught_run_error_keeps_its_traceback_on_the_instance(make_env: Env
     assert traceback.endswith("ValueError: a negative total\n")
     assert "lambda_workflows" not in traceback and "During handling" not in traceback
     assert len(traceback.encode()) <= MAX_TRACEBACK_BYTES
+
+
+def test_the_bundled_examples_frames_are_the_users_not_the_librarys(make_env: EnvFactory) -> None:
+    # GIVEN an example workflow (it lives inside the lambda_workflows package) whose step fails
+    from lambda_workflows.examples import showcase
+
+    env = make_env({"flaky": showcase.FlakyFetchWorkflow})
+    inst = env.create("flaky", id="f")
+    env.run_until_idle()
+    # THEN each failed attempt's traceback shows the example's own frame
+    first = inst.status().steps[0].attempt_history[0]
+    assert first.error is not None
+    trace = first.error.traceback or ""
+    assert f'File "{showcase.__file__}"' in trace and "in fetch" in trace
+    assert "engine" not in trace and "asyncio" not in trace

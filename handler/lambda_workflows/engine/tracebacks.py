@@ -33,12 +33,13 @@ _MAX_LINE = (
 _LIBRARY_DIRS = tuple(
     str(path) + os.sep
     for path in (
-        Path(__file__).resolve().parents[1],  # the workflows package
+        Path(__file__).resolve().parents[1],  # the lambda_workflows package (not its examples)
         Path(asyncio.__file__).resolve().parent,
         Path(concurrent.futures.__file__).resolve().parent,
     )
 )
 _LIBRARY_FILES = frozenset({str(Path(threading.__file__).resolve())})
+_EXAMPLES = str(Path(__file__).resolve().parents[1] / "examples") + os.sep
 
 
 def user_traceback(exc: BaseException) -> str:
@@ -82,6 +83,8 @@ def _is_library(filename: str) -> bool:
         path = str(Path(filename).resolve())
     except (OSError, RuntimeError, ValueError):
         path = filename
+    if path.startswith(_EXAMPLES):  # workflows, as a user's are: their frames are kept
+        return False
     return path in _LIBRARY_FILES or path.startswith(_LIBRARY_DIRS)
 
 
