@@ -85,7 +85,7 @@ def main() -> None:
     clock = "perf_counter" if parser.parse_args().wall else "process_time"
     what = "wall-clock" if clock == "perf_counter" else "CPU"
     print(f"{what} import time in a fresh interpreter, median of {RUNS} (target ≤ {TARGET}×)")
-    print(f"{'':>31} {'boto3':>8} {'+ handler':>10} {'source':>6}  {'with bytecode':>13}")
+    print(f"{'':>38} {'boto3':>8} {'+ handler':>10} {'source':>6}  {'with bytecode':>13}")
     with tempfile.TemporaryDirectory() as source, tempfile.TemporaryDirectory() as compiled:
         plain, built = env_importing(Path(source)), env_importing(Path(compiled))
         subprocess.run([sys.executable, "-m", "compileall", "-q", compiled], check=True)
@@ -97,7 +97,7 @@ def main() -> None:
                 for r, how in ((from_source, "from source"), (with_bytecode, "with bytecode"))
             )
             print(
-                f"{module:>31} {base * 1000:>5.0f} ms {extra * 1000:>7.0f} ms {from_source:>5.2f}×"
+                f"{module:>38} {base * 1000:>5.0f} ms {extra * 1000:>7.0f} ms {from_source:>5.2f}×"
                 f"  {with_bytecode:>12.2f}×  {verdict}"
             )
 
