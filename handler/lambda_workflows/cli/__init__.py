@@ -103,8 +103,6 @@ def main(argv: list[str] | None = None, *, console: Console | None = None) -> in
     console = console or Console.standard()
     prefix = f"lambda-workflows {args.command}"
     try:
-        if args.command not in ("init", "layer"):
-            project.use_project_workflows()
         return int(args.handler(args, console))
     except CommandError as exc:
         console.message(f"{prefix}: {exc}")

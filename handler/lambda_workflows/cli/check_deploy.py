@@ -181,6 +181,9 @@ def _local_workflows(only: str | None) -> dict[str, Any]:
     from lambda_workflows.engine.errors import NOTHING_REGISTERED, ConfigurationError
     from lambda_workflows.registry import load_workflows
 
+    from .project import use_project_workflows
+
+    use_project_workflows()  # in a project's folder: what its template deploys
     try:
         workflows: dict[str, Any] = load_workflows()
     except ConfigurationError as exc:

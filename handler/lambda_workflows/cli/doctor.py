@@ -105,19 +105,18 @@ def _compare(what: str, found: int | None, expected: int, engine: str) -> tuple[
 
 
 def _workflows(template: dict[str, Any], path: Path) -> tuple[bool, str]:
-    import sys
-
     from lambda_workflows.engine.errors import ConfigurationError
+    from lambda_workflows.infra.template import code_root, parameter_defaults
     from lambda_workflows.registry import load_workflows
 
-    spec = template.get("Parameters", {}).get("Workflows", {}).get("Default", "")
-    code_uri = template.get("Globals", {}).get("Function", {}).get("CodeUri")
+    from .project import put_first_on_path
+
+    spec = parameter_defaults(template).get("Workflows", "")
     if not isinstance(spec, str) or not spec.strip():
         return True, f"{path} registers no workflow by default (Workflows is empty)"
-    if isinstance(code_uri, str):
-        code = str((path.parent / code_uri).resolve())
-        if code not in sys.path:
-            sys.path.insert(0, code)
+    code = code_root(template, path.parent)
+    if code is not None:
+        put_first_on_path(code)
     try:
         names = sorted(load_workflows(spec))
     except ConfigurationError as exc:

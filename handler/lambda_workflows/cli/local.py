@@ -143,6 +143,9 @@ def _registry() -> dict[str, Any]:
     from lambda_workflows.engine.errors import NOTHING_REGISTERED, ConfigurationError
     from lambda_workflows.registry import load_workflows
 
+    from .project import use_project_workflows
+
+    use_project_workflows()  # in a project's folder: what its template deploys
     try:
         workflows = load_workflows()
     except ConfigurationError as exc:

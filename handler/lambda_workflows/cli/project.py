@@ -16,7 +16,7 @@ from typing import Any
 
 from .console import CommandError, Console, Exit, add_command
 
-__all__ = ["add_commands", "project_template_used", "use_project_workflows"]
+__all__ = ["add_commands", "project_template_used", "put_first_on_path", "use_project_workflows"]
 
 _used: list[Path] = []  # the template use_project_workflows took WORKFLOWS from, if it did
 
@@ -80,7 +80,7 @@ def layer_command(args: argparse.Namespace, console: Console) -> int:
     """``lambda-workflows layer DIR``."""
     import subprocess
 
-    from lambda_workflows.starter.layer import build_layer
+    from lambda_workflows.starter.layer import LayerError, build_layer
 
     try:
         site = build_layer(
@@ -89,6 +89,8 @@ def layer_command(args: argparse.Namespace, console: Console) -> int:
             python_version=args.python_version,
             install_dependencies=not args.no_dependencies,
         )
+    except LayerError as exc:
+        raise CommandError(str(exc)) from None
     except subprocess.CalledProcessError as exc:
         raise CommandError(
             f"pip could not install the engine's dependencies for {args.architecture} "
@@ -110,22 +112,26 @@ def use_project_workflows(folder: Path | None = None) -> str | None:
     template_path = (folder or Path.cwd()) / "template.yaml"
     if not template_path.is_file():
         return None
-    from lambda_workflows.infra.template import load_template
+    from lambda_workflows.infra.template import code_root, load_template, parameter_defaults
 
     try:
         template = load_template(template_path)
     except (OSError, ValueError) as exc:
         raise CommandError(f"{template_path} cannot be read as a template: {exc}") from None
-    default = template.get("Parameters", {}).get("Workflows", {}).get("Default", "")
-    code_uri = template.get("Globals", {}).get("Function", {}).get("CodeUri")
-    if not isinstance(default, str) or not default.strip() or not isinstance(code_uri, str):
+    default = parameter_defaults(template).get("Workflows", "")
+    code = code_root(template, template_path.parent)
+    if not isinstance(default, str) or not default.strip() or code is None:
         return None
-    code = str((template_path.parent / code_uri).resolve())
-    if code not in sys.path:
-        sys.path.insert(0, code)
+    put_first_on_path(code)
     os.environ["WORKFLOWS"] = default
     _used[:] = [template_path]
     return default
+
+
+def put_first_on_path(code: Path) -> None:
+    """Make the modules of a project's code folder importable, ahead of anything installed."""
+    if str(code) not in sys.path:
+        sys.path.insert(0, str(code))
 
 
 def project_template_used() -> Path | None:

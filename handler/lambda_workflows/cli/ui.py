@@ -90,6 +90,9 @@ def _local_sources() -> tuple[dict[str, Any], str]:
     from lambda_workflows.engine.versions import workflow_names
     from lambda_workflows.registry import load_workflows
 
+    from .project import use_project_workflows
+
+    use_project_workflows()  # in a project's folder: what its template deploys
     try:
         workflows = load_workflows()
     except ConfigurationError as exc:

@@ -22,6 +22,7 @@ from yaml.constructor import ConstructorError
 __all__ = [
     "TEMPLATE_PATH",
     "CloudFormationLoader",
+    "code_root",
     "function_environment",
     "load_template",
     "parameter_defaults",
@@ -187,3 +188,10 @@ def parameter_defaults(template: Mapping[str, Any]) -> dict[str, Any]:
     """Each template parameter that has a ``Default``, with that default."""
     parameters: Mapping[str, Mapping[str, Any]] = template.get("Parameters", {})
     return {name: spec["Default"] for name, spec in parameters.items() if "Default" in spec}
+
+
+def code_root(template: Mapping[str, Any], folder: Path) -> Path | None:
+    """The functions' code folder (``Globals.Function.CodeUri``) of the template in ``folder``,
+    when it names one; None otherwise."""
+    uri = template.get("Globals", {}).get("Function", {}).get("CodeUri")
+    return (folder / uri).resolve() if isinstance(uri, str) else None

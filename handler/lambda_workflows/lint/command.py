@@ -12,6 +12,7 @@ bad usage or a path that cannot be read.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -90,13 +91,12 @@ def _default_path() -> str:
     the current folder."""
     template = Path("template.yaml")
     if template.is_file():
-        from lambda_workflows.infra.template import load_template
+        from lambda_workflows.infra.template import code_root, load_template
 
         try:
-            code_uri = load_template(template).get("Globals", {}).get("Function", {})
+            code = code_root(load_template(template), Path())
         except (OSError, ValueError):
             return "."
-        uri = code_uri.get("CodeUri") if isinstance(code_uri, dict) else None
-        if isinstance(uri, str) and Path(uri).is_dir():
-            return uri
+        if code is not None and code.is_dir():
+            return os.path.relpath(code)
     return "."

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from lambda_workflows.distribution import DISTRIBUTION
 
-__all__ = ["LOCAL_ONLY", "build_layer", "runtime_requirements"]
+__all__ = ["LOCAL_ONLY", "LayerError", "build_layer", "runtime_requirements"]
 
 LOCAL_ONLY = frozenset({"boto3", "moto", "pyyaml"})
 """Dependencies the functions do not get: in the runtime already, or for local use only."""
@@ -35,13 +35,20 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PLATFORMS = {"arm64": "manylinux2014_aarch64", "x86_64": "manylinux2014_x86_64"}
 
 
+class LayerError(RuntimeError):
+    """The layer cannot be built here; the message says why and what to do."""
+
+
 def runtime_requirements() -> list[str]:
     """The engine's dependencies that a function needs, as the installed distribution
     declares them (its extras and :data:`LOCAL_ONLY` left out)."""
     try:
         declared = requires(DISTRIBUTION) or []
-    except PackageNotFoundError:  # a source tree never installed: the repository's own list
-        declared = ["aws-lambda-powertools>=3.10,<4", "pydantic>=2.12,<3"]
+    except PackageNotFoundError:  # a source tree never installed
+        raise LayerError(
+            f"{DISTRIBUTION} is not installed here, and the layer takes the dependencies its "
+            f"distribution declares: pip install {DISTRIBUTION} (pip install -e . in a clone)"
+        ) from None
     kept = []
     for line in declared:
         requirement, _, marker = line.partition(";")
@@ -64,6 +71,7 @@ def build_layer(
 
     Raises:
         ValueError: an architecture Lambda does not have.
+        LayerError: the distribution is not installed (its dependencies are unknown).
         subprocess.CalledProcessError: pip could not install the dependencies.
     """
     if architecture not in _PLATFORMS:
