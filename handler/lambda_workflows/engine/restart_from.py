@@ -8,10 +8,17 @@ so replay returns them without calling their callbacks, and everything from that
 (and every step nested in it) runs again.
 
 Kept: every forward entry (result, failed attempt, sleep, wait, delivery) of a root step called
-before the cut, and of the steps nested in it. Not kept: anything from the cut on, the
-rollbacks of earlier steps (a restart forgets the failure that ran them), and the buffered
-events no kept wait consumed. The event a kept wait received is copied into the new
+before the cut, and of the steps nested in it; and the rollback of such a step when it ran to
+its end. Not kept: anything from the cut on, a rollback that failed or did not finish, and the
+buffered events no kept wait consumed. The event a kept wait received is copied into the new
 generation under a new id (``<its id>.<generation>``), so the wait returns it again.
+
+Why a finished rollback is kept with its step (Cloudflare's engine does the same): the step's
+result is kept although its effect was undone, so its callback does not run again; if the
+restarted run fails too, its rollback must not run a second time (a refund refunded twice).
+Its recorded ``ROLLBACK`` entry makes the next chain pass over it, as a rollback recorded in
+the same generation would be. A rollback that failed never undid the effect: the next failure
+tries it again.
 
 Why copies, in a generation no other restart can use (see ``InstanceService.restart``): the
 copies are written before the instance moves to the new generation, by the same conditional
@@ -26,8 +33,8 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from .errors import InvalidInput
-from .journal import NEST, base_key
-from .model import EntryKind, EventRecord, JournalEntry
+from .journal import NEST, UNIT, base_key
+from .model import ROLLBACK_KINDS, EntryKind, EventRecord, JournalEntry
 from .ports import InstanceState
 from .recorded_steps import (
     FORWARD_KINDS,
@@ -69,10 +76,15 @@ def kept_before(state: InstanceState, selector: StepSelector, generation: int) -
     cut = step.position
     positions = root_positions(state.entries)
     events = {event.id: event for event in state.events}
+    undone = {  # the rollbacks that ran to their end: kept with their step
+        e.key for e in state.entries if e.kind is EntryKind.ROLLBACK and e.error is None
+    }
     kept = Kept()
     for entry in state.entries:
-        root = positions.get(base_key(entry).split(NEST, 1)[0])
-        if entry.kind not in FORWARD_KINDS or root is None or root >= cut:
+        if entry.kind in ROLLBACK_KINDS and base_key(entry) not in undone:
+            continue
+        root = positions.get(_step_of(entry).split(NEST, 1)[0])
+        if entry.kind not in FORWARD_KINDS | ROLLBACK_KINDS or root is None or root >= cut:
             continue
         if entry.kind is EntryKind.DELIVERY and entry.event_id is not None:
             event = events.get(entry.event_id)
@@ -85,3 +97,9 @@ def kept_before(state: InstanceState, selector: StepSelector, generation: int) -
             entry = dataclasses.replace(entry, event_id=copied.id)
         kept.entries.append(entry)
     return kept
+
+
+def _step_of(entry: JournalEntry) -> str:
+    """The key of the step ``entry`` belongs to (a rollback's, its step's)."""
+    key = base_key(entry)
+    return key.rsplit(UNIT, 1)[0] if entry.kind in ROLLBACK_KINDS else key
