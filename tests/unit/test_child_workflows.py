@@ -163,6 +163,38 @@ def test_an_id_given_to_another_instance_fails_the_step(make_env: EnvFactory) ->
     )
 
 
+def test_a_restarted_parent_with_an_explicit_id_gets_its_finished_childs_output_again(
+    make_env: EnvFactory,
+) -> None:
+    # GIVEN a parent whose child (an explicit id) completed
+    env = make_env({"order": Order, "charge": Charge})
+    order = env.create("order", id="order-8", params={"amount": 4, "child_id": "c-8"})
+    env.run_until_idle()
+    child = env.get("charge", "c-8")
+    ran = child.status().steps[0].start
+    # WHEN the parent restarts and its step reaches the same id
+    order.restart()
+    env.run_until_idle()
+    # THEN it waits for that child again, which answers at once: no second child, no rerun
+    assert order.status().output == {"receipt": {"charged": 4}}
+    assert [r.id for r in env.workflow("charge").list().records] == ["c-8"]
+    assert child.status().steps[0].start == ran
+
+
+def test_the_id_of_a_deleted_child_starts_a_new_child(make_env: EnvFactory) -> None:
+    # GIVEN a parent's child (an explicit id) that completed and was deleted
+    env = make_env({"order": Order, "charge": Charge})
+    order = env.create("order", id="order-9", params={"amount": 5, "child_id": "c-9"})
+    env.run_until_idle()
+    env.get("charge", "c-9").delete()
+    # WHEN the parent restarts and its step reaches that id again
+    order.restart()
+    env.run_until_idle()
+    # THEN the id is free: a new child runs under it and answers
+    assert order.status().output == {"receipt": {"charged": 5}}
+    assert env.get("charge", "c-9").status().status == "complete"
+
+
 class Unknown(WorkflowEntrypoint):
     async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
         return await step.run_workflow("pay", workflow="nowhere")

@@ -48,6 +48,7 @@ from lambda_workflows.engine.transitions import Change
 from lambda_workflows.engine.usage import schedules_in
 
 from . import items as it
+from .child_writes import ChildWrites
 from .errors import error_code, translate
 from .journal_writes import off_loop
 from .listing import START, in_threads, merged_page, one_by_one, payload_of, position_of
@@ -410,6 +411,17 @@ class DynamoStore:
         except _ConditionFailed as lost:
             return self._winner(ref, lost.item, item)
         return entry
+
+    def record_child_wait(
+        self,
+        parent: InstanceRef,
+        generation: int,
+        wait: JournalEntry,
+        child: InstanceRecord | None = None,
+    ) -> JournalEntry | None:
+        """One transaction: see :mod:`lambda_workflows.aws.child_writes`."""
+        writes = ChildWrites(self.client, self.table, self.index_shards)
+        return writes.record(parent, generation, wait, child, self.clock.time())
 
     async def record_async(
         self, ref: InstanceRef, generation: int, entry: JournalEntry

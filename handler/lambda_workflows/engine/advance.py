@@ -342,8 +342,8 @@ class Runner:
             ref=record.ref,
             interceptor=self.interceptor,
             rollback=record.rollback,
-            children=lambda call, workflow, id, params: self.children.start(
-                record, (call.name, call.key), workflow, id, params
+            children=lambda call, workflow, id, params, wait_for: self.children.start(
+                record, (call.name, call.key), (workflow, id, params), wait_for
             ),
         )
         try:

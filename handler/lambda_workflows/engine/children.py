@@ -18,11 +18,15 @@ the mailbox, where the parent's next pass finds it, exactly as an event sent ear
 
 Crash safety, in order of the writes:
 
-- Creating the child is idempotent: its id is derived from the parent's id, the parent's
-  journal generation and the step's key (:func:`child_id`), so a pass that crashed between
-  creating the child and recording its wait creates it again with the same id, and
-  ``InstanceAlreadyExists`` from a child of the same parent step is success. An id taken by
-  an instance that is not this step's child fails the step.
+- The child is created in the same atomic write that records the parent's wait naming it
+  (:meth:`InstanceStore.record_child_wait`), and only while the parent still runs the same
+  journal generation forward (not finished, not rolling back). So no child ever exists that
+  its parent's journal does not name: a crash can come before that write (nothing exists; the
+  replay starts the step again) or after it (the replay finds the wait), never in between.
+- Creation is idempotent: the child's id is derived from the parent's id, the parent's
+  journal generation and the step's key (:func:`child_id`), and the wait is a journal entry
+  (first writer wins): a runner that finds the wait recorded by another continues with it and
+  its child. An id taken by an instance that is not this step's child fails the step.
 - The child's end is delivered *before* its final status is written (as wake-ups are
   scheduled before status writes): a crash in between leaves the child unfinished, its lease
   expires, the recovery sweep runs it again, it ends again, and the second delivery stores
@@ -32,8 +36,10 @@ Crash safety, in order of the writes:
 
 Terminating the parent terminates its children that are still running (each one's own
 children too): the service lists the child waits of the parent's journal that have no
-answer yet. A terminated child answers its parent with ``status: terminated``, which fails
-the parent's step.
+answer yet. That finds every child: a terminate written before a child's creation makes the
+creation fail (the parent's pass then stops and reloads), and one written after it finds the
+wait, since both were one write. A terminated child answers its parent with ``status:
+terminated``, which fails the parent's step.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .clock import Clock
@@ -84,6 +90,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ChildStart",
     "Children",
+    "WaitFor",
     "child_event_type",
     "child_id",
     "child_of",
@@ -158,10 +165,18 @@ def child_outcome(payload: str) -> ChildOutcome:
 
 @immutable
 class ChildStart:
-    """The child a step started (or found), or why it could not start one."""
+    """The child a step started (or found) with the wait that names it, or why it could not
+    start one (``error``). Neither: the parent moved on (terminated, restarted, deleted,
+    rolling back) before its child existed, and nothing was written."""
 
     ref: InstanceRef
     error: ErrorInfo | None = None
+    wait: JournalEntry | None = None  # the recorded wait (another runner's, if it was first)
+    ours: bool = False  # this start recorded the wait (and created the child, if it did)
+
+
+WaitFor = Callable[[InstanceRef], JournalEntry]
+"""Builds the parent's wait entry for the child (its event type names the child)."""
 
 
 class Children:
@@ -185,13 +200,14 @@ class Children:
         self,
         parent: InstanceRecord,
         step: tuple[str, str],
-        workflow: str,
-        id: str | None,
-        params: str,
+        child: tuple[str, str | None, str],
+        wait_for: WaitFor,
     ) -> ChildStart:
-        """Create the child of ``parent``'s step (``(name, key)``) unless it exists; post its
-        first wake-up. A child that exists and already finished answers at once."""
+        """Create the child ``(workflow, id, params)`` of ``parent``'s step (``(name, key)``)
+        with the wait ``wait_for`` builds, unless it exists; post its first wake-up. A child
+        that exists and already finished answers at once."""
         name, key = step
+        workflow, id, params = child
         ref = InstanceRef(workflow, id or child_id(parent.ref, parent.generation, key, name))
         if not is_registered(self.workflows, workflow):
             registered = ", ".join(workflow_names(self.workflows)) or "none"
@@ -201,29 +217,40 @@ class Children:
             )
             return ChildStart(ref, ErrorInfo("UnknownWorkflow", message))
         record = self._new(ref, params, ParentRef(parent.workflow, parent.id, name))
+        if self.slots is not None and self.slots.limited(workflow):
+            record = self.slots.in_line(record)  # "waiting for a slot", as the service creates it
+        wait = wait_for(ref)
         try:
-            if self.slots is not None and self.slots.limited(workflow):
-                self.slots.create(record)  # "waiting for a slot", as the service creates it
-            else:
-                self.store.create(record)
+            recorded = self.store.record_child_wait(parent.ref, parent.generation, wait, record)
         except InstanceAlreadyExists:
-            return self._existing(ref, record.parent, name)
-        self._wake(ref)  # the child is created: a failed post must not undo the step
-        return ChildStart(ref)
+            return self._existing(parent, record, wait)
+        except InfrastructureError:
+            # The outcome is unknown: a child that was created starts now rather than at the
+            # sweep (a wake-up of an instance that does not exist is skipped).
+            self._wake(ref)
+            raise
+        if recorded is wait:
+            self._wake(ref)  # the child is created: a failed post must not undo the step
+        return ChildStart(ref, wait=recorded, ours=recorded is wait)
 
-    def _existing(self, ref: InstanceRef, parent: ParentRef | None, name: str) -> ChildStart:
-        """The step's child exists already (a replay after a crash): go on waiting for it."""
+    def _existing(
+        self, parent: InstanceRecord, record: InstanceRecord, wait: JournalEntry
+    ) -> ChildStart:
+        """The step's id is taken: by this step's child (the parent restarted with an explicit
+        id), which it waits for again, or by another instance, which fails the step."""
+        ref, name = record.ref, wait.name
         found = self.store.get(ref)
-        if found.parent != parent:
+        if found.parent != record.parent:
             message = (
                 f"step.run_workflow({name!r}): instance {ref.id!r} of {ref.workflow!r} already "
                 "exists and was not started by this step; give another id (or leave id out "
                 "to have one derived from this instance and step)"
             )
             return ChildStart(ref, ErrorInfo("InstanceAlreadyExists", message))
-        if found.status in FINISHED:
+        recorded = self.store.record_child_wait(parent.ref, parent.generation, wait)
+        if recorded is not None and found.status in FINISHED:
             self.deliver(found, found.status, found.output, found.error)
-        return ChildStart(ref)
+        return ChildStart(ref, wait=recorded, ours=recorded is wait)
 
     def _new(self, ref: InstanceRef, params: str, parent: ParentRef) -> InstanceRecord:
         now = self.clock.time()

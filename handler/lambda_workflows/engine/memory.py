@@ -127,6 +127,28 @@ class MemoryStore:
         # A dict answers at once: inline, without a hop to a thread.
         return self.record(ref, generation, entry)
 
+    def record_child_wait(
+        self,
+        parent: InstanceRef,
+        generation: int,
+        wait: JournalEntry,
+        child: InstanceRecord | None = None,
+    ) -> JournalEntry | None:
+        with self._lock:
+            stored = self._instances.get(parent)
+            if stored is None or not _runs_forward(stored.record, generation):
+                return None  # the parent moved on (terminated, restarted, deleted...)
+            existing = stored.journal.get((generation, wait.key))
+            if existing is not None:  # first writer wins (it created the child)
+                return existing
+            if child is not None:
+                if child.ref in self._instances:
+                    raise InstanceAlreadyExists(child.workflow, child.id)
+                self._instances[child.ref] = _Stored(_created(self._reborn(child)))
+            stored.journal[(generation, wait.key)] = wait
+            self.writes += 1
+            return wait
+
     def add_event(
         self, ref: InstanceRef, event: EventRecord, expected_version: int, due_at: float | None
     ) -> EventRecord | None:
@@ -316,6 +338,16 @@ class MemoryStore:
     def journal(self, ref: InstanceRef) -> list[JournalEntry]:
         """The current generation's journal entries in recording order."""
         return sorted(self.load(ref).entries, key=lambda e: (e.at, e.key))
+
+
+def _runs_forward(record: InstanceRecord, generation: int) -> bool:
+    """True while ``record``'s instance runs journal ``generation`` forward (what a child's
+    creation is conditional on: see :meth:`MemoryStore.record_child_wait`)."""
+    return (
+        record.generation == generation
+        and record.status not in FINISHED
+        and record.rollback is None
+    )
 
 
 def _created(record: InstanceRecord) -> InstanceRecord:

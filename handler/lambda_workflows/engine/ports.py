@@ -93,6 +93,26 @@ class InstanceStore(Protocol):
         """
         ...
 
+    def record_child_wait(
+        self,
+        parent: InstanceRef,
+        generation: int,
+        wait: JournalEntry,
+        child: InstanceRecord | None = None,
+    ) -> JournalEntry | None:
+        """Record ``wait`` (a ``step.run_workflow``'s) in ``parent``'s journal ``generation``
+        and create ``child`` (when given) in the same atomic write, only while ``parent`` is
+        still on ``generation``, not finished and not rolling back: a terminate comes either
+        first (nothing is written) or after the wait, where it finds the child (see
+        :mod:`lambda_workflows.engine.children`).
+
+        Returns the recorded wait: ``wait`` itself, or the one another runner recorded first
+        (its child was created with it); None when the parent moved on and nothing was
+        written. Raises InstanceAlreadyExists when ``child``'s id is taken (nothing written).
+        A deleted instance's id is free, as for :meth:`create`.
+        """
+        ...
+
     def add_event(
         self, ref: InstanceRef, event: EventRecord, expected_version: int, due_at: float | None
     ) -> EventRecord | None:

@@ -54,16 +54,16 @@ from .step import StepContext, StepRollback, WorkflowStep
 from .tracebacks import user_traceback
 
 if TYPE_CHECKING:
-    from .children import ChildStart
+    from .children import ChildStart, WaitFor
     from .operations.rollback import ChainEnd
 
 log = logging.getLogger("lambda_workflows.replay")
 
 Recorder = Callable[[JournalEntry], Awaitable[JournalEntry]]
 SignalCheck = Callable[[], SuspendReason | None]
-ChildStarter = Callable[[Call, str, "str | None", str], "ChildStart"]
-"""Creates a ``step.run_workflow``'s child: ``(call, workflow, id, params)`` (the runner's,
-see :class:`lambda_workflows.engine.children.Children`)."""
+ChildStarter = Callable[[Call, str, "str | None", str, "WaitFor"], "ChildStart"]
+"""Creates a ``step.run_workflow``'s child with the wait that names it: ``(call, workflow, id,
+params, wait_for)`` (the runner's, see :class:`lambda_workflows.engine.children.Children`)."""
 T = TypeVar("T")
 
 # Reasons a pass can stop early, most urgent first. Timers (sleep/retry/event) come after.
@@ -523,16 +523,20 @@ class Replay:
             self._infra_failed(exc)
         if taken is not None and winner.event_id != taken:
             self.journal.consumed.discard(taken)  # another runner delivered another event
-        self.journal.add(winner)
-        self._unrecorded.discard(base_key(winner))
-        if winner is entry:
+        return self._recorded(winner, ours=winner is entry)
+
+    def _recorded(self, entry: JournalEntry, *, ours: bool) -> JournalEntry:
+        """Add a recorded ``entry`` to the journal; count it when this pass recorded it."""
+        self.journal.add(entry)
+        self._unrecorded.discard(base_key(entry))
+        if ours:
             self.new_steps += entry.kind in NEW_STEP_KINDS
             self.retries += entry.kind in ATTEMPT_KINDS
             if log.isEnabledFor(logging.DEBUG):  # its arguments cost a step a few µs
                 kind = entry.kind.value
                 step = {"step": entry.name, "attempt": entry.attempt or 1, "kind": kind}
                 log.debug("recorded %s %r", kind, entry.name, extra=step)
-        return winner
+        return entry
 
     def register_rollback(self, registered: Registered) -> None:
         """Remember a started step's rollback, once per step (see :mod:`.operations.rollback`)."""
@@ -559,12 +563,23 @@ class Replay:
             return False
         return self._interceptor.event_timed_out(self._ref, call.name, event_type)
 
-    def start_child(self, call: Call, workflow: str, id: str | None, params: str) -> ChildStart:
-        """Create the child of a ``step.run_workflow`` (a store failure stops the pass)."""
+    def start_child(
+        self, call: Call, workflow: str, id: str | None, params: str, wait_for: WaitFor
+    ) -> ChildStart:
+        """Create the child of a ``step.run_workflow`` with its wait, and add the wait to the
+        journal (a store failure stops the pass; so does a parent that moved on meanwhile)."""
         starter = self._children
         if starter is None:  # nothing may be created here (a history's replay)
             self.suspend(SuspendReason.RELOAD)
-        return self._store(lambda: starter(call, workflow, id, params))
+        if self._infra is not None:
+            self.suspend(SuspendReason.INFRA)  # the store is failing: record nothing more
+        started = self._store(lambda: starter(call, workflow, id, params, wait_for))
+        if started.error is not None:
+            return started
+        if started.wait is None:  # terminated, restarted or deleted first: nothing written
+            self.suspend(SuspendReason.RELOAD)
+        self._recorded(started.wait, ours=started.ours)
+        return started
 
     # --- the operations (see lambda_workflows.engine.operations) -------------------------------
 

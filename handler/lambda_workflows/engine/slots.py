@@ -433,9 +433,16 @@ class SlotGate:
         for a slot", so that starts follow creation even when runners pick up the first
         messages in another order. Raises InstanceAlreadyExists; its place in line is then
         left to the next pump, which finds no such instance waiting and drops it."""
+        waiting = self.in_line(record)
+        self.store.create(waiting)
+        return waiting
+
+    def in_line(self, record: InstanceRecord) -> InstanceRecord:
+        """Put a new instance of a limited workflow in line, before it is written: ``record``
+        as it must be written, "waiting for a slot" (a child's creation, which its parent's
+        step writes itself: see :mod:`lambda_workflows.engine.children`)."""
         waiting = dataclasses.replace(record, status_reason=WAITING_FOR_SLOT)
         self._join(waiting)
-        self.store.create(waiting)
         return waiting
 
     def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:

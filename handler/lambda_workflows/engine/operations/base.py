@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
-from lambda_workflows.engine.children import ChildStart
+from lambda_workflows.engine.children import ChildStart, WaitFor
 from lambda_workflows.engine.config import StepConfig
 from lambda_workflows.engine.errors import SuspendReason
 from lambda_workflows.engine.immutable import immutable
@@ -161,7 +161,10 @@ class Pass(Protocol):
         """True when the interceptor times this wait out now."""
         ...
 
-    def start_child(self, call: Call, workflow: str, id: str | None, params: str) -> ChildStart:
-        """Create the child workflow of a ``step.run_workflow`` unless it exists (see
-        :mod:`lambda_workflows.engine.children`)."""
+    def start_child(
+        self, call: Call, workflow: str, id: str | None, params: str, wait_for: WaitFor
+    ) -> ChildStart:
+        """Create the child workflow of a ``step.run_workflow`` unless it exists, with the
+        wait ``wait_for`` builds, recorded in the same write (see
+        :mod:`lambda_workflows.engine.children`); stops the pass when the instance moved on."""
         ...

@@ -1,9 +1,9 @@
 """``step.run_workflow``: start a child workflow and wait for its end, as a durable step.
 
 Modelled on :mod:`.wait_for_event` (the design is argued in
-:mod:`lambda_workflows.engine.children`): the first pass creates the child through the pass
-(idempotently: a crash before the wait is recorded creates the same child again, which is success)
-and records a ``WAIT`` entry on the child's own event type, ``child:<workflow>/<id>``; every pass
+:mod:`lambda_workflows.engine.children`): the first pass creates the child and records a
+``WAIT`` entry on the child's own event type, ``child:<workflow>/<id>``, in one atomic write (so
+a terminate of the parent always finds its child); every pass
 until the child's end is in the mailbox suspends, holding no compute. The child's end stores that
 event and wakes the parent, and the pass that finds it records the ``DELIVERY``: the child's output,
 or its error, which ``run()`` gets as :class:`StepFailedError` (on the first run as on every
@@ -13,6 +13,7 @@ another instance) is recorded the same way, as a failed step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lambda_workflows.engine import codec
@@ -57,18 +58,12 @@ async def run(
         mocked = await _stand_in(replay, call, workflow, timeout)
         if mocked is not None:
             return _result(replay, await replay.write(mocked))
-        child = replay.start_child(call, workflow, id, params)
+        child = replay.start_child(call, workflow, id, params, _wait_for(call, now, timeout))
         if child.error is not None:
             refused = _answer(call, child.ref, now, now, child.error)
             return _result(replay, await replay.write(refused))
-        wait = call.entry(
-            EntryKind.WAIT,
-            now,
-            started_at=now,
-            wake_at=now + timeout,
-            event_type=child_event_type(child.ref),
-        )
-        started = await replay.write(wait)
+        assert child.wait is not None, "a child started has its wait recorded"
+        started = child.wait
     ref = child_of(started)
     assert ref is not None, "a run_workflow wait names its child"
     event = replay.journal.next_event(child_event_type(ref))
@@ -85,6 +80,21 @@ async def run(
     )
     timed_out = ErrorInfo(WorkflowTimeoutError.__name__, message)
     return _result(replay, await replay.write(_answer(call, ref, now, started.at, timed_out)))
+
+
+def _wait_for(call: Call, now: float, timeout: float) -> Callable[[InstanceRef], JournalEntry]:
+    """The step's wait for ``child``: recorded with the child's creation, in one write."""
+
+    def wait(child: InstanceRef) -> JournalEntry:
+        return call.entry(
+            EntryKind.WAIT,
+            now,
+            started_at=now,
+            wake_at=now + timeout,
+            event_type=child_event_type(child),
+        )
+
+    return wait
 
 
 async def _stand_in(replay: Pass, call: Call, workflow: str, timeout: float) -> JournalEntry | None:
