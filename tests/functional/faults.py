@@ -41,8 +41,10 @@ class Faults:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def on(cls, runtime: Any) -> Faults:
-        faults = cls([runtime.store.client, runtime.queue.client, runtime.wakeups.client])
+    def on(cls, runtime: Any, *more: Any) -> Faults:
+        """Faults on the runtime's clients, and on ``more`` clients (e.g. the embedded AWS's
+        SQS client, which delivers the firings of recurring schedules)."""
+        faults = cls([runtime.store.client, runtime.queue.client, runtime.wakeups.client, *more])
         for client in faults.clients:
             client.meta.events.register("before-call.*.*", faults._before)
             client.meta.events.register("after-call.*.*", faults._after)

@@ -27,6 +27,7 @@ ADAPTER_SERVICES = {
     "aws/recurring.py": "scheduler",
     "aws/slots.py": "dynamodb",
     "aws/reaper.py": "dynamodb",
+    "aws/firings.py": "dynamodb",
 }
 # The classes the runtime wires together, by the attribute (or accessor) code reaches them by.
 COMPONENTS = {
@@ -39,6 +40,8 @@ COMPONENTS = {
     "slots": ("engine/slots.py", "SlotGate"),  # InstanceService.slots, Runner.slots
     "slot_items": ("aws/slots.py", "DynamoSlots"),  # SlotGate.slot_items (DynamoStore.slots)
     "reaper": ("aws/reaper.py", "ExpiredInstanceReaper"),  # the sweep's stream records
+    "firings": ("engine/firing_recovery.py", "FiringRecovery"),  # the sweep's lost firings
+    "ledger": ("aws/firings.py", "DynamoFiringLedger"),  # FiringRecovery.ledger
 }
 # Operations authorized by other actions (Service Authorization Reference).
 AUTHORIZED_BY = {

@@ -6,7 +6,8 @@ whose target is the **trigger queue** with the input
 ``{"workflow": name, "scheduled_time": "<aws.scheduler.scheduled-time>"}``: Scheduler puts
 the firing's scheduled time in, and TriggerFunction creates the instance
 ``<name>-<UTC time>`` (:func:`~lambda_workflows.engine.schedules.firing_id`) with a conditional put,
-so a firing delivered twice creates one instance.
+so a firing delivered twice creates one instance. A firing that never arrives is started by
+the sweep (:mod:`lambda_workflows.engine.firing_recovery`).
 
 **Names.** ``wfcron-<workflow>-<digest>``, the digest covering everything the schedule says
 (workflow, expression, time zone, target, role, input). A changed schedule is therefore a new

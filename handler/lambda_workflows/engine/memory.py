@@ -87,6 +87,11 @@ class MemoryStore:
             self.writes += 1
         return result
 
+    def recorded(self, refs: Sequence[InstanceRef]) -> set[InstanceRef]:
+        """Which of ``refs`` were created: live instances, and deleted ones (their tombstone)."""
+        with self._lock:
+            return {ref for ref in refs if ref in self._instances or ref in self._deleted}
+
     def _stored(self, ref: InstanceRef) -> _Stored:
         try:
             return self._instances[ref]

@@ -9,11 +9,14 @@ from the time it is first seen (:meth:`MemoryRecurring.reconcile`), as a deploye
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from .clock import Clock
 from .errors import InstanceAlreadyExists
+from .firing_recovery import FiringWatermarks
+from .memory import MemoryStore
+from .model import InstanceRef
 from .schedules import (
     MAX_FIRINGS,
     Firing,
@@ -101,3 +104,27 @@ class MemoryRecurring:
         id, params = firing(workflow, scheduled_time(at), key)
         with contextlib.suppress(InstanceAlreadyExists):  # a duplicate starts nothing more
             self.service.create(workflow, id, params)
+
+
+class MemoryFiringLedger:
+    """:class:`~lambda_workflows.engine.firing_recovery.FiringLedger` on a :class:`MemoryStore`.
+
+    Args:
+        store: the store whose instances (and tombstones) tell which firings started.
+    """
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self._held = FiringWatermarks({})
+
+    def read(self) -> FiringWatermarks:
+        return self._held
+
+    def write(self, through: Mapping[str, float], read: FiringWatermarks) -> bool:
+        if read.version != self._held.version:
+            return False  # another run wrote meanwhile
+        self._held = FiringWatermarks(dict(through), read.version + 1)
+        return True
+
+    def started(self, refs: Sequence[InstanceRef]) -> set[InstanceRef]:
+        return self.store.recorded(refs)

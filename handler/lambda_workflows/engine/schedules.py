@@ -4,7 +4,9 @@ Each entry is EventBridge Scheduler's expression syntax, as a string (evaluated 
 dict ``{"expression": "cron(0 9 ? * MON-FRI *)", "timezone": "Europe/Paris"}`` (an IANA time
 zone; a cron expression is evaluated on that zone's wall clock, daylight saving time
 included). Every firing starts one instance of the workflow, with the id
-``<name>-<UTC time>`` (:func:`firing_id`), so a firing delivered twice starts one instance.
+``<name>-<UTC time>`` (:func:`firing_id`), so a firing delivered twice starts one instance
+(and one lost on its way is started by the sweep:
+:mod:`lambda_workflows.engine.firing_recovery`).
 
 ``rate(value unit)`` fires every ``value`` minutes, hours or days, of fixed length (a day is 24
 hours, as on EventBridge Scheduler). Rate firings are aligned on the period counted from

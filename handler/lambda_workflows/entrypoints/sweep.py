@@ -15,7 +15,9 @@ that template.yaml's ExpiredInstances event lets through; and it reconciles the 
 recurring schedules (``schedules = [...]``) with EventBridge
 Scheduler (see :mod:`lambda_workflows.aws.recurring`, which says why the sweep and not a
 CloudFormation custom resource): after a deploy, within one run. A failed Scheduler call is
-logged and retried by the next run; it never stops the recovery.
+logged and retried by the next run; it never stops the recovery. And it starts the firings of
+those schedules that never started their instance (a delivery Scheduler gave up on, a trigger
+message dead-lettered), exactly once each (see :mod:`lambda_workflows.engine.firing_recovery`).
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ def make_handler(runtime: RuntimeSource, trigger_queue_arn: str | None = None) -
             schedules = reconcile_schedules(runtime_of(runtime), trigger_queue_arn)
             if schedules is not None:
                 answer["schedules"] = schedules
+            firings = recover_firings(runtime_of(runtime))
+            if firings is not None:
+                answer["firings"] = firings
             logger().info("recovery sweep", extra=answer)
             return answer
 
@@ -120,6 +125,36 @@ def reconcile_schedules(
             name="ScheduleReconcileFailures", unit=MetricUnit.Count, value=len(done.failed)
         )
     return done.summary()
+
+
+def recover_firings(runtime: AwsRuntime) -> dict[str, int] | None:
+    """Start the firings of recurring schedules that started no instance (see
+    :mod:`lambda_workflows.engine.firing_recovery`): the counts started and failed (None when
+    no workflow declares schedules). Runs whether or not any does, so that the ledger forgets
+    the schedules removed. An AWS error is logged and counted, never raised: the next run goes
+    on from the watermarks."""
+    from lambda_workflows.aws.firings import DynamoFiringLedger
+    from lambda_workflows.engine.firing_recovery import FiringRecovery, declared_series
+
+    ledger = DynamoFiringLedger(runtime.store.client, runtime.settings.table_name)
+    retention = runtime.settings.retention_days * 86_400
+    firings = FiringRecovery(runtime.workflows, ledger, runtime.service, retention)
+    try:
+        counts = firings.recover(runtime.clock.time()).summary()
+    except InfrastructureError as exc:
+        logger().warning(
+            "recovering lost firings failed; the next sweep retries", extra={"error": repr(exc)}
+        )
+        counts = {"started": 0, "failed": 1}
+    if counts["started"]:
+        metrics().add_metric(
+            name="FiringsRecovered", unit=MetricUnit.Count, value=counts["started"]
+        )
+    if counts["failed"]:
+        metrics().add_metric(
+            name="FiringRecoveryFailures", unit=MetricUnit.Count, value=counts["failed"]
+        )
+    return counts if declared_series(runtime.workflows) else None
 
 
 handler = make_handler(get_runtime)
