@@ -111,7 +111,69 @@ GATHERERS = frozenset(
 )
 GATHERER_METHODS = frozenset({"create_task", "gather", "ensure_future", "start_soon"})
 TIMEOUT_CONTEXTS = frozenset(
-    {"asyncio.timeout", "asyncio.timeout_at", "async_timeout.timeout", "anyio.fail_after"}
+    {
+        "asyncio.timeout",
+        "asyncio.timeout_at",
+        "async_timeout.timeout",
+        "async_timeout.timeout_at",
+        "anyio.fail_after",
+        "anyio.fail_at",
+        "anyio.move_on_after",
+        "anyio.move_on_at",
+        "trio.fail_after",
+        "trio.fail_at",
+        "trio.move_on_after",
+        "trio.move_on_at",
+    }
+)
+# Sleeps that hold the process for real time (asyncio.sleep(0) only yields, and is fine).
+BLOCKING_SLEEPS = frozenset(
+    {
+        "time.sleep",
+        "asyncio.sleep",
+        "anyio.sleep",
+        "trio.sleep",
+        "gevent.sleep",
+        "eventlet.sleep",
+    }
+)
+# Objects whose .wait(timeout) blocks the thread.
+BLOCKING_WAITERS = frozenset(
+    {"threading.Event", "threading.Condition", "threading.Barrier", "threading.Semaphore"}
+)
+# Exceptions an ``except`` catches the engine's suspension of a step with (it is a
+# BaseException, delivered to run() as a cancellation).
+SUSPENSION_CATCHERS = frozenset(
+    {
+        "BaseException",
+        "builtins.BaseException",
+        "asyncio.CancelledError",
+        "asyncio.exceptions.CancelledError",
+        "concurrent.futures.CancelledError",
+        "CancelledError",
+    }
+)
+# Functions that change the container given as their first argument.
+IN_PLACE_FUNCTIONS = frozenset(
+    {
+        "random.shuffle",
+        "operator.setitem",
+        "operator.delitem",
+        "operator.iadd",
+        "operator.ior",
+        "heapq.heappush",
+        "heapq.heappop",
+        "heapq.heapify",
+        "heapq.heapreplace",
+        "heapq.heappushpop",
+        "bisect.insort",
+        "bisect.insort_left",
+        "bisect.insort_right",
+        "setattr",
+        "delattr",
+        "object.__setattr__",
+        "object.__delattr__",
+    }
 )
 
 MUTATING_METHODS = frozenset(
@@ -217,6 +279,22 @@ class ImportAliases:
                 name = f"{full}{dot}{rest}"
         self._cache[key] = name
         return name
+
+
+def is_blocking_sleep(call: ast.Call, aliases: ImportAliases) -> bool:
+    """``time.sleep(5)``, ``await asyncio.sleep(delay)``, ``threading.Event().wait(10)``: a call
+    that holds the process for real time (``asyncio.sleep(0)``, a bare yield, is not)."""
+    qualname = aliases.qualify(call.func)
+    if qualname in BLOCKING_SLEEPS:
+        first = call.args[0] if call.args else None
+        if first is None:
+            first = next((k.value for k in call.keywords if k.arg in ("delay", "seconds")), None)
+        return not (isinstance(first, ast.Constant) and first.value == 0)
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "wait" and (call.args or call.keywords):
+        maker = func.value
+        return isinstance(maker, ast.Call) and aliases.qualify(maker.func) in BLOCKING_WAITERS
+    return False
 
 
 def is_non_deterministic(qualname: str, call: ast.Call) -> bool:

@@ -6,10 +6,14 @@ import ast
 from collections.abc import Sequence
 from pathlib import Path
 
+from .checks_await import check_awaits
 from .checks_clients import check_clients
+from .checks_control import check_control
+from .checks_names import check_names
 from .checks_run import check_run
 from .checks_schedules import check_schedules
 from .checks_step import check_steps
+from .event_flow import EventFlow
 from .files import read_source, select_files
 from .findings import Finding, Issue
 from .module_facts import collect_module
@@ -64,12 +68,16 @@ def lint_source(
 
 def _check_tree(tree: ast.Module) -> list[Issue]:
     facts = collect_module(tree)
+    flow = EventFlow(facts.index, facts.aliases)
     issues: list[Issue] = []
     for function in facts.workflows:
         analysis = RunAnalysis(function, facts)
         services = Services(analysis)
-        issues += check_run(analysis, services)
+        issues += check_run(analysis, services, flow)
         issues += check_steps(analysis, services)
+        issues += check_control(analysis)
+        issues += check_awaits(analysis)
+        issues += check_names(analysis)
         facts.create_calls += [(c, analysis.in_loop(c)) for c in analysis.create_calls]
     issues += check_clients(facts)
     issues += check_schedules(tree)

@@ -9,34 +9,20 @@ from __future__ import annotations
 import ast
 
 from .apis import (
-    GATHERER_METHODS,
-    GATHERERS,
     MUTATING_METHODS,
     TIMEOUT_CONTEXTS,
     is_non_deterministic,
     root_name,
     walk,
 )
+from .event_flow import Change, EventFlow
 from .findings import Issue
 from .module_facts import is_racing_call
 from .run_model import Region, RunAnalysis
 from .services import Services
 
-_CONTAINERS = (
-    ast.List,
-    ast.Tuple,
-    ast.Set,
-    ast.Starred,
-    ast.ListComp,
-    ast.SetComp,
-    ast.GeneratorExp,
-    ast.IfExp,
-    ast.keyword,
-)
-_COLLECTORS = frozenset({"append", "extend", "add", "insert", "appendleft"})
 
-
-def check_run(analysis: RunAnalysis, services: Services) -> list[Issue]:
+def check_run(analysis: RunAnalysis, services: Services, flow: EventFlow) -> list[Issue]:
     """All WF101-WF107 issues of one workflow function."""
     issues: list[Issue] = []
     in_names = {id(node) for step in analysis.steps for node in walk(step.name_arg)}
@@ -47,9 +33,8 @@ def check_run(analysis: RunAnalysis, services: Services) -> list[Issue]:
             effect = services.side_effect(call)
             if effect is not None:
                 issues.append(Issue(call, "WF103", _side_effect_message(effect)))
-    _unawaited_steps(analysis, issues)
     roots = _event_roots(analysis)
-    _event_mutations(analysis, roots, issues)
+    _event_mutations(analysis, flow, issues)
     _state_mutations(analysis, roots, issues)
     _races(analysis, issues)
     return issues
@@ -153,95 +138,6 @@ def _side_effect_message(effect: str) -> str:
     )
 
 
-def _is_gatherer(analysis: RunAnalysis, call: ast.Call) -> bool:
-    if analysis.aliases.qualify(call.func) in GATHERERS:
-        return True
-    func = call.func
-    if isinstance(func, ast.Attribute) and func.attr in GATHERER_METHODS:
-        return True
-    function = analysis.function
-    key = analysis.facts.helper_key(call, function.class_name, function.self_name)
-    return key is not None and key in analysis.facts.racing
-
-
-def _flows_on(analysis: RunAnalysis, load: ast.Name) -> tuple[bool, list[str]]:
-    """Where a use of a variable holding a step goes: (awaited/gathered?, names it flows to)."""
-    current: ast.AST = load
-    parent = analysis.parent(current)
-    while parent is not None:
-        if isinstance(parent, ast.Await | ast.Return):
-            return True, []
-        if isinstance(parent, ast.Call) and current is not parent.func:
-            if _is_gatherer(analysis, parent):
-                return True, []
-            func = parent.func
-            if isinstance(func, ast.Attribute) and func.attr in _COLLECTORS:
-                collector = root_name(func.value)
-                return False, [collector] if collector else []
-        if isinstance(parent, ast.Assign):
-            return False, [n for target in parent.targets for n in _target_names(target)]
-        if isinstance(parent, ast.AnnAssign | ast.NamedExpr | ast.For | ast.AsyncFor):
-            return False, _target_names(parent.target)
-        if isinstance(parent, ast.stmt):
-            return False, []
-        current, parent = parent, analysis.parent(parent)
-    return False, []
-
-
-def _is_consumed(analysis: RunAnalysis, names: list[str], loads: dict[str, list[ast.Name]]) -> bool:
-    """True when a variable holding a step (or one it flows into) is awaited or gathered."""
-    seen: set[str] = set()
-    pending = list(names)
-    while pending:
-        name = pending.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for load in loads.get(name, ()):
-            consumed, flows_to = _flows_on(analysis, load)
-            if consumed:
-                return True
-            pending.extend(flows_to)
-    return False
-
-
-def _unawaited_steps(analysis: RunAnalysis, issues: list[Issue]) -> None:
-    """WF104: a step call that nobody awaits."""
-    loads: dict[str, list[ast.Name]] | None = None
-    for step in analysis.steps:
-        current: ast.AST = step.call
-        parent = analysis.parent(current)
-        while isinstance(parent, _CONTAINERS):
-            current, parent = parent, analysis.parent(parent)
-        if isinstance(parent, ast.Await | ast.Return | ast.Lambda):
-            continue
-        names: list[str] = []
-        if isinstance(parent, ast.Call):
-            if _is_gatherer(analysis, parent) or isinstance(analysis.parent(parent), ast.Await):
-                continue
-            func = parent.func
-            if isinstance(func, ast.Attribute) and func.attr in _COLLECTORS:
-                names = [root_name(func.value) or ""]
-        elif isinstance(parent, ast.Assign):
-            names = [n for target in parent.targets for n in _target_names(target)]
-        elif isinstance(parent, ast.AnnAssign | ast.NamedExpr):
-            names = _target_names(parent.target)
-        if names:
-            if loads is None:
-                loads = {}
-                for load in analysis.loads:
-                    loads.setdefault(load.id, []).append(load)
-            if _is_consumed(analysis, names, loads):
-                continue
-        method = step.method
-        message = (
-            f"step.{method}(...) is not awaited: the step never completes, its result and "
-            f"errors are lost and later steps do not wait for it; write `await step.{method}"
-            "(...)` or pass it to asyncio.gather(...)"
-        )
-        issues.append(Issue(step.call, "WF104", message))
-
-
 def _event_roots(analysis: RunAnalysis) -> set[str]:
     """The event parameter and the variables that alias it or a part of it."""
     event = analysis.function.event_name
@@ -283,33 +179,49 @@ def _is_event(analysis: RunAnalysis, node: ast.expr, roots: set[str], region: Re
     return name in roots and analysis.resolves_to_run_scope(name, region)
 
 
-def _event_mutations(analysis: RunAnalysis, roots: set[str], issues: list[Issue]) -> None:
-    """WF105: assignments to the event, or calls that change it."""
-    if not roots:
+def _event_mutations(analysis: RunAnalysis, flow: EventFlow, issues: list[Issue]) -> None:
+    """WF105: changes to the event, here or in a helper of the module it is passed to."""
+    function = analysis.function
+    event = function.event_name
+    if event is None:
         return
-    message = (
-        "the event is read-only: changing it raises at run time, and a change would not be "
-        "kept anyway (a replay sees the original event); return the new value from a step and "
-        "use the step's result instead"
+    own_events = {(id(w.node), w.event_name) for w in analysis.facts.workflows}
+    for change in flow.changes(function.node, {event}, function.class_name, function.self_name):
+        if change.via is None:
+            message = _EVENT_RULE
+        elif _reports_itself(analysis, change, own_events):
+            continue
+        else:
+            message = (
+                f"{change.via} changes the event passed to it (line {change.line}); " + _EVENT_RULE
+            )
+        issues.append(Issue(change.node, "WF105", message))
+
+
+def _reports_itself(
+    analysis: RunAnalysis, change: Change, own_events: set[tuple[int, str | None]]
+) -> bool:
+    """A helper that is workflow code with the event as its own event parameter is checked on
+    its own: its changes are reported where they are, not again at each call."""
+    call = change.node
+    if not isinstance(call, ast.Call):
+        return False
+    function = analysis.function
+    callee = analysis.facts.index.resolve(call, None, function.class_name, function.self_name)
+    if callee is None:
+        return False
+    return any(
+        (id(callee.function), param) in own_events
+        for param, arg in callee.arguments.items()
+        if isinstance(arg, ast.Name) and arg.id == function.event_name
     )
-    for statement, region in analysis.stores:
-        for target in _store_targets(statement):
-            if isinstance(target, ast.Attribute | ast.Subscript) and _is_event(
-                analysis, target, roots, region
-            ):
-                issues.append(Issue(target, "WF105", message))
-    for call, region in analysis.calls:
-        func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in MUTATING_METHODS:
-            if _is_event(analysis, func.value, roots, region):
-                issues.append(Issue(call, "WF105", message))
-        elif (
-            isinstance(func, ast.Name)
-            and func.id in ("setattr", "delattr")
-            and call.args
-            and _is_event(analysis, call.args[0], roots, region)
-        ):
-            issues.append(Issue(call, "WF105", message))
+
+
+_EVENT_RULE = (
+    "the event is read-only: changing it raises EventMutationError at run time, and a change "
+    "would not be kept anyway (a replay sees the original event); copy what you need "
+    "(copy.deepcopy(event.payload)) or return the new value from a step and use its result"
+)
 
 
 def _state_message(name: str) -> str:
@@ -376,10 +288,6 @@ def _races(analysis: RunAnalysis, issues: list[Issue]) -> None:
             if not isinstance(expr, ast.Call):
                 continue
             qualname = analysis.aliases.qualify(expr.func)
-            if qualname in TIMEOUT_CONTEXTS and any(
-                analysis.is_step_call(node)
-                for statement in with_node.body
-                for node in walk(statement)
-            ):
+            if qualname in TIMEOUT_CONTEXTS and analysis.runs_steps(with_node.body):
                 what = f"{qualname}() around a step races it against a timer"
                 issues.append(Issue(expr, "WF107", message.format(what=what)))

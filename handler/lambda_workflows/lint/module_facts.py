@@ -16,13 +16,18 @@ from dataclasses import dataclass, field
 
 from .apis import (
     CLIENT_FACTORIES,
+    STEP_METHODS,
     TIMEOUT_CONTEXTS,
     WORKFLOW_CREATE,
     ImportAliases,
     child_nodes,
+    is_blocking_sleep,
     is_non_deterministic,
     url_host,
+    walk,
 )
+from .call_graph import FunctionIndex
+from .process_state import ProcessState, find_process_state
 
 _BINDING_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Objects made by the standard library or builtins (loggers, locks, patterns, dicts) are local
@@ -66,6 +71,10 @@ class ModuleFacts:
     url_constants: dict[str, str] = field(default_factory=dict)
     non_deterministic: set[HelperKey] = field(default_factory=set)
     racing: set[HelperKey] = field(default_factory=set)
+    sleeping: set[HelperKey] = field(default_factory=set)
+    index: FunctionIndex = field(default_factory=lambda: FunctionIndex(ast.Module([], [])))
+    module_values: dict[str, ast.expr] = field(default_factory=dict)
+    state: ProcessState = field(default_factory=ProcessState)
     self_clients: dict[tuple[str, str], str] = field(default_factory=dict)
     workflows: list[WorkflowFunction] = field(default_factory=list)
     create_calls: list[tuple[ast.Call, bool]] = field(default_factory=list)
@@ -154,6 +163,8 @@ def is_racing_call(call: ast.Call, aliases: ImportAliases) -> bool:
 def _record_binding(facts: ModuleFacts, target: ast.expr, value: ast.expr | None) -> None:
     if not isinstance(target, ast.Name):
         return
+    if value is not None:
+        facts.module_values[target.id] = value
     host = url_host(value)
     if host is not None:
         facts.url_constants[target.id] = host
@@ -188,7 +199,7 @@ def collect_module(tree: ast.Module) -> ModuleFacts:
 
     The bodies of workflow functions are not walked here: :class:`RunAnalysis` walks them.
     """
-    facts = ModuleFacts()
+    facts = ModuleFacts(index=FunctionIndex(tree))
     helper_calls: list[tuple[ast.Call, HelperKey, str | None]] = []
     self_assigns: list[tuple[ast.Assign, str]] = []
     racing: set[HelperKey] = set()
@@ -225,6 +236,19 @@ def collect_module(tree: ast.Module) -> ModuleFacts:
                     continue
         looping = in_loop or isinstance(node, _LOOPING)
         stack.extend((child, looping, key, self_name) for child in child_nodes(node))
+    _record_module_bindings(facts, tree)
+    promoted = _promote_step_helpers(facts)
+    helper_calls = [entry for entry in helper_calls if entry[1] not in promoted]
+    racing -= promoted
+    _classify_helpers(facts, helper_calls, racing)
+    _record_self_clients(facts, self_assigns)
+    entry_points = [(w.node, (w.class_name, w.node.name)) for w in facts.workflows]
+    facts.state = find_process_state(tree, facts.index, facts.aliases, entry_points)
+    return facts
+
+
+def _record_module_bindings(facts: ModuleFacts, tree: ast.Module) -> None:
+    """Module-level values: clients, URL constants, bindings (``UPPER_CASE`` objects)."""
     for statement in _module_statements(tree.body):
         if isinstance(statement, ast.Assign):
             for target in statement.targets:
@@ -238,9 +262,6 @@ def collect_module(tree: ast.Module) -> ModuleFacts:
                 local = alias.asname or alias.name
                 if _BINDING_NAME.match(local):
                     facts.bindings.add(local)
-    _classify_helpers(facts, helper_calls, racing)
-    _record_self_clients(facts, self_assigns)
-    return facts
 
 
 def _enter_class(
@@ -273,11 +294,14 @@ def _classify_helpers(
     """Find helpers that read time/randomness or race awaitables (directly or via helpers)."""
     aliases = facts.aliases
     non_deterministic: set[HelperKey] = set()
+    sleeping: set[HelperKey] = set()
     edges: list[tuple[HelperKey, HelperKey]] = []
     for call, key, self_name in calls:
         qualname = aliases.qualify(call.func)
         if qualname is not None and is_non_deterministic(qualname, call):
             non_deterministic.add(key)
+        if is_blocking_sleep(call, aliases):
+            sleeping.add(key)
         if is_racing_call(call, aliases):
             racing.add(key)
         callee = facts.helper_key(call, key[0], self_name)
@@ -287,12 +311,67 @@ def _classify_helpers(
     while changed:
         changed = False
         for caller, callee in edges:
-            for found in (non_deterministic, racing):
+            for found in (non_deterministic, racing, sleeping):
                 if callee in found and caller not in found:
                     found.add(caller)
                     changed = True
     facts.non_deterministic = non_deterministic
     facts.racing = racing
+    facts.sleeping = sleeping
+
+
+def _promote_step_helpers(facts: ModuleFacts) -> set[HelperKey]:
+    """Functions of the module that workflow code passes its step to are workflow code too.
+
+    ``await self.ship(step, order)`` runs ``ship``'s steps as part of ``run()``: its body is
+    checked like ``run()``'s (with ``step`` bound to the parameter that receives it), and it is
+    no longer classified as a helper (its clock reads or races are then reported where they
+    are, inside or outside its own steps). Returns the keys of the functions promoted.
+    """
+    known = {id(w.node) for w in facts.workflows}
+    promoted: set[HelperKey] = set()
+    pending = list(facts.workflows)
+    while pending:
+        caller = pending.pop()
+        for node in walk(caller.node):
+            if not isinstance(node, ast.Call) or _is_step_method(node, caller.step_name):
+                continue
+            callee = facts.index.resolve(node, None, caller.class_name, caller.self_name)
+            if callee is None or callee.key is None or id(callee.function) in known:
+                continue
+            step = _parameter_given(callee.arguments, caller.step_name)
+            if step is None or isinstance(callee.function, ast.Lambda):
+                continue
+            event = _parameter_given(callee.arguments, caller.event_name)
+            class_name = callee.key[0]
+            params = [*callee.function.args.posonlyargs, *callee.function.args.args]
+            self_name = params[0].arg if class_name and params else None
+            found = WorkflowFunction(callee.function, self_name, event, step, class_name)
+            known.add(id(callee.function))
+            promoted.add(callee.key)
+            facts.workflows.append(found)
+            pending.append(found)
+    return promoted
+
+
+def _is_step_method(call: ast.Call, step_name: str) -> bool:
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in STEP_METHODS
+        and isinstance(func.value, ast.Name)
+        and func.value.id == step_name
+    )
+
+
+def _parameter_given(arguments: dict[str, ast.expr], name: str | None) -> str | None:
+    """The parameter that receives the variable ``name`` itself."""
+    if name is None:
+        return None
+    return next(
+        (param for param, arg in arguments.items() if isinstance(arg, ast.Name) and arg.id == name),
+        None,
+    )
 
 
 def _record_self_clients(facts: ModuleFacts, assigns: list[tuple[ast.Assign, str]]) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import cast
 
-from .apis import STEP_METHODS, WORKFLOW_CREATE, ImportAliases, child_nodes
+from .apis import STEP_METHODS, WORKFLOW_CREATE, ImportAliases, child_nodes, walk
 from .module_facts import ModuleFacts, WorkflowFunction
 
 RUN, CALLBACK, INLINE, OPAQUE, PENDING = "run", "callback", "inline", "opaque", "pending"
@@ -106,6 +106,7 @@ class RunAnalysis:
         self.stores: list[tuple[ast.stmt, Region]] = []
         self.returns: list[tuple[ast.Return, Region]] = []
         self.withs: list[tuple[ast.With | ast.AsyncWith, Region]] = []
+        self.tries: list[tuple[ast.Try | ast.TryStar, Region]] = []
         self.awaited: list[ast.Await] = []
         self.loads: list[ast.Name] = []
         self.create_calls: list[ast.Call] = []
@@ -196,6 +197,8 @@ class RunAnalysis:
                     self.returns.append((node, region))
                 elif isinstance(node, ast.With | ast.AsyncWith):
                     self.withs.append((node, region))
+                elif isinstance(node, ast.Try | ast.TryStar):
+                    self.tries.append((node, region))
                 elif isinstance(node, ast.Nonlocal | ast.Global):
                     region.declared_outer.update(node.names)
                 elif isinstance(node, ast.Import | ast.ImportFrom):
@@ -290,6 +293,23 @@ class RunAnalysis:
             and func.attr in STEP_METHODS
             and isinstance(func.value, ast.Name)
             and func.value.id == self.function.step_name
+        )
+
+    def passes_step(self, call: ast.Call) -> bool:
+        """True when ``call`` hands this function's step to another function
+        (``await self.ship(step, order)``), which then runs steps of its own."""
+        step_name = self.function.step_name
+        values = [*call.args, *(k.value for k in call.keywords)]
+        return not self.is_step_call(call) and any(
+            isinstance(v, ast.Name) and v.id == step_name for v in values
+        )
+
+    def runs_steps(self, statements: list[ast.stmt]) -> bool:
+        """True when ``statements`` call a step, or pass the step to a function that does."""
+        return any(
+            isinstance(node, ast.Call) and (self.is_step_call(node) or self.passes_step(node))
+            for statement in statements
+            for node in walk(statement)
         )
 
     def in_loop(self, node: ast.AST) -> bool:
