@@ -6,10 +6,12 @@ follow from that. This package finds the bad patterns in Python source with the 
 library's :mod:`ast` only; it never imports the code it checks.
 
 What it checks: every class deriving from a ``...WorkflowEntrypoint`` base, its
-``async def run(self, event, step)`` (parameter names taken by position) and any function
-with a parameter annotated ``WorkflowStep``. Code in a lambda or def passed as the callback of
-``step.do(...)`` runs *inside a step*; the rest of ``run()`` runs *outside* (again on every
-replay). WF110 and WF111 look at every ``.create(...)`` of a workflow client in the file.
+``async def run(self, event, step)`` (parameter names taken by position), any function
+with a parameter annotated ``WorkflowStep``, and any function of the module that such code
+passes its step to (``await self.ship(step, order)``). Code in a lambda or def passed as
+the callback of ``step.do(...)`` runs *inside a step*; the rest of ``run()`` runs *outside*
+(again on every replay). WF110 and WF111 look at every ``.create(...)`` of a workflow
+client in the file.
 
 Each finding names the rule of Workflows it comes from by its heading in Cloudflare's
 documentation, :data:`RULES_OF_WORKFLOWS_URL`; :data:`RULES_OF_WORKFLOWS` lists them.
@@ -27,10 +29,13 @@ WF103   error     I/O outside a step: boto3 clients and their calls, HTTP (reque
                   urllib, aiohttp), subprocesses, ``.create``/``.create_batch`` of a workflow
                   client; pure constructors are fine ("Avoid doing side effects outside of a
                   step")
-WF104   error     a step call that is not awaited, gathered, turned into a task, or stored and
-                  awaited later ("Always await your steps")
-WF105   error     assigning to / deleting from / calling a mutating method on ``event`` or a
-                  part of it ("Don't mutate your incoming events")
+WF104   error     a step call (or a coroutine of the module that runs steps) that nothing
+                  awaits before run() returns: not awaited, a task or a gather nobody awaits,
+                  a task kept in a set ("Always await your steps")
+WF105   error     changing ``event`` or a part of it: assignment, ``del``, ``+=`` of a list, a
+                  mutating method, ``setattr``, ``operator.setitem``; through an alias, a loop
+                  variable, a shallow copy's contents, a callback, or a function of the module
+                  it is passed to, at any depth ("Don't mutate your incoming events")
 WF106   error     a step callback changing a variable of ``run()`` (``image_list.append``), a
                   ``nonlocal``, or ``self.attr`` ("Don't rely on state outside of a step")
 WF107   error     ``asyncio.wait(FIRST_COMPLETED / timeout)``, ``as_completed``, ``wait_for``,
@@ -50,6 +55,22 @@ WF111   warning   ``.create(id=user_id)``: an id naming a user, customer or acco
 WF112   error     a class's ``schedules`` literal that EventBridge Scheduler would refuse: a
                   cron expression without exactly one ``?`` day field, ``rate(1 hours)``... (the
                   same check fails registration; no rule of Workflows behind it)
+WF113   error     a real-time sleep in run() outside a step (``time.sleep``, ``asyncio.sleep``
+                  but for 0, ``anyio.sleep``, ``threading.Event().wait``, or a helper doing
+                  so): it holds the invocation and sleeps again on every replay; use
+                  ``step.sleep`` ("Avoid doing side effects outside of a step")
+WF114   error     ``except BaseException``, a bare ``except:``, ``except CancelledError``,
+                  ``suppress(BaseException)`` or a ``finally:`` that returns, around code that
+                  runs steps (or passes the step to a function) without re-raising: it
+                  swallows the engine's suspension of the step ("Always await your steps")
+WF115   error     a step name built from module globals or class attributes that workflow
+                  code changes (``global n; n += 1``, ``Cls.runs += 1``, ``next(counter)``, a
+                  helper doing so): they outlive a replay in a warm process ("Name steps
+                  deterministically")
+WF116   error     steps named, or given an element, while iterating a set (``for x in {...}``,
+                  ``set(...)``, ``frozenset``, ``a | b``, ``list(s)``, ``s.pop()``,
+                  ``",".join(s)``): string hashing changes the order per process; iterate
+                  ``sorted(...)`` ("Name steps deterministically")
 ======  ========  ==========================================================================
 
 "Ensure API/Binding calls are idempotent" (check before a non-idempotent call) cannot be seen

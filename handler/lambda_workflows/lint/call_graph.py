@@ -71,6 +71,7 @@ class FunctionIndex:
     def __init__(self, tree: ast.Module) -> None:
         self.functions: dict[FunctionKey, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.classes: dict[str, ast.ClassDef] = {}
+        self._attributes: dict[str, set[str]] = {}
         for statement in tree.body:
             if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.functions[("", statement.name)] = statement
@@ -79,6 +80,19 @@ class FunctionIndex:
                 for member in statement.body:
                     if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
                         self.functions[(statement.name, member.name)] = member
+
+    def class_attributes(self, class_name: str) -> set[str]:
+        """The names a class body assigns (its class-level attributes)."""
+        found = self._attributes.get(class_name)
+        if found is None:
+            found = set()
+            for statement in self.classes[class_name].body:
+                targets = statement.targets if isinstance(statement, ast.Assign) else []
+                if isinstance(statement, ast.AnnAssign) and statement.value is not None:
+                    targets = [statement.target]
+                found.update(t.id for t in targets if isinstance(t, ast.Name))
+            self._attributes[class_name] = found
+        return found
 
     def method_key(
         self, node: ast.expr, class_name: str, self_name: str | None

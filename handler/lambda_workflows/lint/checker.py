@@ -16,10 +16,10 @@ from .checks_step import check_steps
 from .event_flow import EventFlow
 from .files import read_source, select_files
 from .findings import Finding, Issue
-from .module_facts import collect_module
+from .module_facts import ModuleFacts, WorkflowFunction, collect_module
 from .parallel import default_jobs, map_in_processes
 from .rules import RULES
-from .run_model import RunAnalysis
+from .run_model import RunAnalysis, step_helpers
 from .services import Services
 from .suppression import is_suppressed
 
@@ -68,10 +68,10 @@ def lint_source(
 
 def _check_tree(tree: ast.Module) -> list[Issue]:
     facts = collect_module(tree)
-    flow = EventFlow(facts.index, facts.aliases)
+    flow = EventFlow(facts.index, facts.aliases, facts.scopes)
     issues: list[Issue] = []
-    for function in facts.workflows:
-        analysis = RunAnalysis(function, facts)
+    for analysis in _analyses(facts):
+        facts.scopes.adopt(analysis.function.node, analysis.parents)
         services = Services(analysis)
         issues += check_run(analysis, services, flow)
         issues += check_steps(analysis, services)
@@ -82,6 +82,24 @@ def _check_tree(tree: ast.Module) -> list[Issue]:
     issues += check_clients(facts)
     issues += check_schedules(tree)
     return issues
+
+
+def _analyses(facts: ModuleFacts) -> list[RunAnalysis]:
+    """The workflow functions of the module, and the helpers they pass their step to (at any
+    depth), each analysed once."""
+    known = {id(w.node) for w in facts.workflows}
+    analyses = [RunAnalysis(function, facts) for function in facts.workflows]
+    pending = list(analyses)
+    promoted: list[WorkflowFunction] = []
+    while pending:
+        found = step_helpers(pending.pop(), known)
+        promoted += found
+        new = [RunAnalysis(function, facts) for function in found]
+        pending += new
+        analyses += new
+    if promoted:
+        facts.promote(promoted)
+    return analyses
 
 
 def _finding(path: str, line: int, col: int, issue: Issue) -> Finding:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from .apis import dotted_name, root_name
+from .apis import dotted_name, root_name, walk
 from .findings import Issue
 from .run_model import RunAnalysis
 
@@ -33,11 +33,7 @@ class _Flow:
         self.loads: dict[str, list[ast.expr]] = {}
         for load in analysis.loads:
             self.loads.setdefault(load.id, []).append(load)
-        for node in ast.walk(analysis.function.node):  # self._task = create_task(...)
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                dotted = dotted_name(node)
-                if dotted is not None:
-                    self.loads.setdefault(dotted, []).append(node)
+        self._attributes_read = False
         self.groups = _task_groups(analysis)
 
     def consumed(self, node: ast.AST, seen: set[str] | None = None) -> bool:
@@ -76,7 +72,18 @@ class _Flow:
                 return self._names_consumed([receiver] if receiver else [], seen)
         return None
 
+    def _read_attributes(self) -> None:
+        """Index ``self._task``-like loads too (only when a task was stored on one)."""
+        self._attributes_read = True
+        for node in walk(self.analysis.function.node):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                dotted = dotted_name(node)
+                if dotted is not None:
+                    self.loads.setdefault(dotted, []).append(node)
+
     def _names_consumed(self, names: list[str], seen: set[str]) -> bool:
+        if not self._attributes_read and any("." in name for name in names):
+            self._read_attributes()
         for name in names:
             if name in seen:
                 continue

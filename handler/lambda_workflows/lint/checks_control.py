@@ -90,9 +90,10 @@ def _own_nodes(statements: list[ast.stmt]) -> list[ast.AST]:
 def _swallow_message(what: str) -> str:
     return (
         f"{what} around a step catches the engine's suspension of that step (a sleep, an event "
-        "wait or a retry delay ends the run() pass with a BaseException): run() goes on as if "
-        "the step had finished, with no result, or fails; catch `Exception` instead (the "
-        "step's own errors), or re-raise with a bare `raise`"
+        "wait or a retry delay ends the run() pass with a BaseException): the code after it "
+        "runs as if the step had finished, without its result, and a run() that keeps doing "
+        "so fails the instance; catch `Exception` instead (the step's own errors), or "
+        "re-raise with a bare `raise`"
     )
 
 

@@ -14,13 +14,14 @@ from .findings import Issue
 from .process_state import ProcessState
 from .run_model import RunAnalysis, StepCall
 from .scopes import ASSIGN, ITERATE, ScopeTree
-from .set_order import SetOrder
+from .set_order import SetOrder, makes_a_set
 
 
 def check_names(analysis: RunAnalysis) -> list[Issue]:
     """All WF115 and WF116 issues of one workflow function's step calls."""
-    scopes = ScopeTree(analysis.function.node)
+    scopes = analysis.facts.scopes.get(analysis.function.node)
     order = SetOrder(scopes, analysis.aliases, analysis.facts.module_values)
+    sets = _builds_sets(analysis, scopes)
     state = _StateReader(analysis, scopes)
     issues: list[Issue] = []
     for step in analysis.steps:
@@ -29,8 +30,33 @@ def check_names(analysis: RunAnalysis) -> list[Issue]:
         label = state.label(step.name_arg)
         if label is not None:
             issues.append(Issue(step.name_arg, "WF115", _state_message(label)))
-        _set_order(order, step, issues)
+        if sets:
+            _set_order(order, step, issues)
     return issues
+
+
+def _builds_sets(analysis: RunAnalysis, scopes: ScopeTree) -> bool:
+    """True when the function builds a set, or reads a module-level one (a quick test before
+    following values: most functions have none)."""
+    aliases = analysis.aliases
+    if any(makes_a_set(call, aliases) for call, _region in analysis.calls):
+        return True
+    module_sets = {
+        name
+        for name, value in analysis.facts.module_values.items()
+        if any(makes_a_set(node, aliases) for node in ast.walk(value))
+    }
+    for node in scopes.parents:
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id in module_sets:  # type: ignore[attr-defined]
+                return True
+        elif kind in _SET_KINDS and makes_a_set(node, aliases):
+            return True
+    return False
+
+
+_SET_KINDS = frozenset({ast.Set, ast.SetComp, ast.BinOp})
 
 
 def _state_message(label: str) -> str:
@@ -69,13 +95,18 @@ class _StateReader:
     def __init__(self, analysis: RunAnalysis, scopes: ScopeTree) -> None:
         self.analysis = analysis
         self.scopes = scopes
-        self.state: ProcessState = analysis.facts.state
+        self._state: ProcessState | None = None
         self._visiting: set[int] = set()
+
+    @property
+    def state(self) -> ProcessState:
+        """The module's process state, worked out the first time a name may read it."""
+        if self._state is None:
+            self._state = self.analysis.facts.process_state()
+        return self._state
 
     def label(self, node: ast.AST) -> str | None:
         """How the state is read (``"`counter`"``, ``"next_name()"``), or None."""
-        if not self.state.names and not self.state.class_attributes:
-            return None
         for part in ast.walk(node):
             found = self._read_here(part)
             if found is not None:
@@ -84,22 +115,28 @@ class _StateReader:
 
     def _read_here(self, node: ast.AST) -> str | None:
         function = self.analysis.function
+        facts = self.analysis.facts
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             return self._read_name(node)
         if isinstance(node, ast.Attribute):
             owner = _owner(node.value, function.class_name, function.self_name)
-            if owner is not None and (owner, node.attr) in self.state.class_attributes:
+            if (
+                owner in facts.index.classes
+                and node.attr in facts.index.class_attributes(owner)
+                and (owner, node.attr) in self.state.class_attributes
+            ):
                 return f"`{ast.unparse(node)}`"
         if isinstance(node, ast.Call):
-            key = self.analysis.facts.helper_key(node, function.class_name, function.self_name)
-            if key is not None and key in self.state.helpers:
+            key = facts.helper_key(node, function.class_name, function.self_name)
+            if key in facts.index.functions and key in self.state.helpers:
                 return f"{key[1]}() (it reads or changes module state)"
         return None
 
     def _read_name(self, node: ast.Name) -> str | None:
         binding = self.scopes.binding(node.id, node)
         if binding is None:
-            return f"`{node.id}`" if node.id in self.state.names else None
+            known = node.id in self.analysis.facts.module_values
+            return f"`{node.id}`" if known and node.id in self.state.names else None
         if binding.kind not in (ASSIGN, ITERATE) or binding.value is None:
             return None
         if id(binding) in self._visiting:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from .apis import IN_PLACE_FUNCTIONS, MUTATING_METHODS, ImportAliases
 from .call_graph import AnyDef, Callee, FunctionIndex, bind_arguments
-from .scopes import ASSIGN, ITERATE, PARAM, Binding, ScopeTree
+from .scopes import ASSIGN, ITERATE, PARAM, Binding, ScopeCache
 
 _DUNDER_MUTATORS = frozenset({"__setitem__", "__delitem__", "__iadd__", "__ior__", "__setattr__"})
 _ELEMENT_METHODS = frozenset({"get", "setdefault", "pop"})
@@ -32,6 +32,7 @@ _VIEW_METHODS = frozenset({"keys", "values", "items"})
 _SHALLOW_COPIES = frozenset(
     {"dict", "list", "tuple", "sorted", "reversed", "collections.OrderedDict", "frozenset", "set"}
 )
+_STORES = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete})
 _ITERATORS = frozenset({"enumerate", "iter", "zip"})
 _CONTAINER_DISPLAYS = (ast.List, ast.ListComp, ast.Tuple, ast.Dict, ast.DictComp, ast.Set)
 _BUILTIN_TYPES = ("dict.", "list.", "set.")
@@ -78,9 +79,10 @@ class Change:
 class EventFlow:
     """Finds the changes a function makes to some of its parameters."""
 
-    def __init__(self, index: FunctionIndex, aliases: ImportAliases) -> None:
+    def __init__(self, index: FunctionIndex, aliases: ImportAliases, scopes: ScopeCache) -> None:
         self.index = index
         self.aliases = aliases
+        self.scopes = scopes
         self._summaries: dict[int, dict[str, list[Change]]] = {}
 
     def changes(
@@ -122,7 +124,7 @@ class _Walker:
         self.roots = roots
         self.class_name = class_name
         self.self_name = self_name
-        self.scopes = ScopeTree(function)
+        self.scopes = flow.scopes.get(function)
         self._visiting: set[int] = set()
 
     def part_of(self, node: ast.AST | None) -> Part | None:
@@ -214,11 +216,12 @@ class _Walker:
 
     def changes(self) -> Iterator[Change]:
         """Every change to a followed parameter in the function (nested functions included)."""
-        for node in ast.walk(self.function):
-            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Delete):
-                yield from self._stored(node)
-            elif isinstance(node, ast.Call):
-                yield from self._called(node)
+        for node in self.scopes.parents:  # every node of the function but itself
+            kind = type(node)
+            if kind is ast.Call:
+                yield from self._called(node)  # type: ignore[arg-type]
+            elif kind in _STORES:
+                yield from self._stored(node)  # type: ignore[arg-type]
 
     def _change(self, node: ast.AST, changed: ast.AST | None) -> Iterator[Change]:
         part = self.part_of(changed)

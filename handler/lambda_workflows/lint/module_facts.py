@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 from .apis import (
     CLIENT_FACTORIES,
-    STEP_METHODS,
     TIMEOUT_CONTEXTS,
     WORKFLOW_CREATE,
     ImportAliases,
@@ -24,10 +23,10 @@ from .apis import (
     is_blocking_sleep,
     is_non_deterministic,
     url_host,
-    walk,
 )
 from .call_graph import FunctionIndex
 from .process_state import ProcessState, find_process_state
+from .scopes import ScopeCache
 
 _BINDING_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Objects made by the standard library or builtins (loggers, locks, patterns, dicts) are local
@@ -74,10 +73,35 @@ class ModuleFacts:
     sleeping: set[HelperKey] = field(default_factory=set)
     index: FunctionIndex = field(default_factory=lambda: FunctionIndex(ast.Module([], [])))
     module_values: dict[str, ast.expr] = field(default_factory=dict)
-    state: ProcessState = field(default_factory=ProcessState)
+    scopes: ScopeCache = field(default_factory=ScopeCache)
+    tree: ast.Module = field(default_factory=lambda: ast.Module([], []))
+    helper_calls: list[tuple[ast.Call, HelperKey, str | None]] = field(default_factory=list)
+    racing_found: set[HelperKey] = field(default_factory=set)
+    _state: ProcessState | None = None
+
+    def process_state(self) -> ProcessState:
+        """Module and class state that workflow code changes (worked out when first asked)."""
+        if self._state is None:
+            entry_points = [(w.node, (w.class_name, w.node.name)) for w in self.workflows]
+            self._state = find_process_state(self.tree, self, entry_points)
+        return self._state
+
     self_clients: dict[tuple[str, str], str] = field(default_factory=dict)
     workflows: list[WorkflowFunction] = field(default_factory=list)
     create_calls: list[tuple[ast.Call, bool]] = field(default_factory=list)
+
+    def promote(self, found: list[WorkflowFunction]) -> None:
+        """Check ``found`` (helpers that workflow code passes its step to) as workflow code.
+
+        ``await self.ship(step, order)`` runs ``ship``'s steps as part of ``run()``: its body is
+        then checked like ``run()``'s, and it is no longer classified as a helper (its clock
+        reads, sleeps or races are reported where they are, inside or outside its steps).
+        """
+        self.workflows += found
+        keys = {(w.class_name, w.node.name) for w in found}
+        calls = [entry for entry in self.helper_calls if entry[1] not in keys]
+        _classify_helpers(self, calls, self.racing_found - keys)
+        self._state = None
 
     def helper_key(
         self, call: ast.Call, class_name: str, self_name: str | None
@@ -199,7 +223,7 @@ def collect_module(tree: ast.Module) -> ModuleFacts:
 
     The bodies of workflow functions are not walked here: :class:`RunAnalysis` walks them.
     """
-    facts = ModuleFacts(index=FunctionIndex(tree))
+    facts = ModuleFacts(index=FunctionIndex(tree), tree=tree)
     helper_calls: list[tuple[ast.Call, HelperKey, str | None]] = []
     self_assigns: list[tuple[ast.Assign, str]] = []
     racing: set[HelperKey] = set()
@@ -237,13 +261,9 @@ def collect_module(tree: ast.Module) -> ModuleFacts:
         looping = in_loop or isinstance(node, _LOOPING)
         stack.extend((child, looping, key, self_name) for child in child_nodes(node))
     _record_module_bindings(facts, tree)
-    promoted = _promote_step_helpers(facts)
-    helper_calls = [entry for entry in helper_calls if entry[1] not in promoted]
-    racing -= promoted
+    facts.helper_calls, facts.racing_found = helper_calls, set(racing)
     _classify_helpers(facts, helper_calls, racing)
     _record_self_clients(facts, self_assigns)
-    entry_points = [(w.node, (w.class_name, w.node.name)) for w in facts.workflows]
-    facts.state = find_process_state(tree, facts.index, facts.aliases, entry_points)
     return facts
 
 
@@ -320,51 +340,7 @@ def _classify_helpers(
     facts.sleeping = sleeping
 
 
-def _promote_step_helpers(facts: ModuleFacts) -> set[HelperKey]:
-    """Functions of the module that workflow code passes its step to are workflow code too.
-
-    ``await self.ship(step, order)`` runs ``ship``'s steps as part of ``run()``: its body is
-    checked like ``run()``'s (with ``step`` bound to the parameter that receives it), and it is
-    no longer classified as a helper (its clock reads or races are then reported where they
-    are, inside or outside its own steps). Returns the keys of the functions promoted.
-    """
-    known = {id(w.node) for w in facts.workflows}
-    promoted: set[HelperKey] = set()
-    pending = list(facts.workflows)
-    while pending:
-        caller = pending.pop()
-        for node in walk(caller.node):
-            if not isinstance(node, ast.Call) or _is_step_method(node, caller.step_name):
-                continue
-            callee = facts.index.resolve(node, None, caller.class_name, caller.self_name)
-            if callee is None or callee.key is None or id(callee.function) in known:
-                continue
-            step = _parameter_given(callee.arguments, caller.step_name)
-            if step is None or isinstance(callee.function, ast.Lambda):
-                continue
-            event = _parameter_given(callee.arguments, caller.event_name)
-            class_name = callee.key[0]
-            params = [*callee.function.args.posonlyargs, *callee.function.args.args]
-            self_name = params[0].arg if class_name and params else None
-            found = WorkflowFunction(callee.function, self_name, event, step, class_name)
-            known.add(id(callee.function))
-            promoted.add(callee.key)
-            facts.workflows.append(found)
-            pending.append(found)
-    return promoted
-
-
-def _is_step_method(call: ast.Call, step_name: str) -> bool:
-    func = call.func
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr in STEP_METHODS
-        and isinstance(func.value, ast.Name)
-        and func.value.id == step_name
-    )
-
-
-def _parameter_given(arguments: dict[str, ast.expr], name: str | None) -> str | None:
+def parameter_given(arguments: dict[str, ast.expr], name: str | None) -> str | None:
     """The parameter that receives the variable ``name`` itself."""
     if name is None:
         return None

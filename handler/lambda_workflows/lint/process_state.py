@@ -20,10 +20,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from .apis import IN_PLACE_FUNCTIONS, MUTATING_METHODS, ImportAliases
+from .apis import IN_PLACE_FUNCTIONS, MUTATING_METHODS, ImportAliases, walk
 from .call_graph import FunctionIndex, FunctionKey
-from .scopes import ScopeTree
+from .scopes import ScopeCache
 
 StateKey = tuple[str, str]  # ("", module name) or (class name, attribute)
 _FUNCTIONS = ast.FunctionDef | ast.AsyncFunctionDef
@@ -44,61 +45,83 @@ class ProcessState:
     helpers: set[FunctionKey] = field(default_factory=set)
 
 
-class _Module:
-    """Reads one function of the module in terms of the state it touches."""
+@dataclass(slots=True)
+class _Function:
+    """What one function refers to and changes, from a single walk of it."""
 
-    def __init__(self, tree: ast.Module, index: FunctionIndex, aliases: ImportAliases) -> None:
-        self.index = index
-        self.aliases = aliases
+    node: ast.AST
+    key: FunctionKey
+    self_name: str | None
+    callees: set[FunctionKey] = field(default_factory=set)
+    changed: list[ast.AST] = field(default_factory=list)
+    refs: list[ast.AST] = field(default_factory=list)
+
+
+class _Module:
+    """Reads the functions of a module in terms of the state they touch."""
+
+    def __init__(self, tree: ast.Module, facts: _Facts) -> None:
+        self.index = facts.index
+        self.aliases = facts.aliases
+        self.cache = facts.scopes
         self.globals = _module_names(tree)
         self.class_values = {
             (name, attr): value
-            for name, cls in index.classes.items()
+            for name, cls in self.index.classes.items()
             for attr, value in _class_attributes(cls).items()
         }
-        self.instance_attrs = {
-            name: _instance_attributes(cls) for name, cls in index.classes.items()
-        }
+        self._instance_attrs: dict[str, set[str]] = {}
 
-    def state_of(
-        self, node: ast.AST, key: FunctionKey, scopes: ScopeTree, self_name: str | None
-    ) -> StateKey | None:
+    def read(self, node: ast.AST, key: FunctionKey) -> _Function:
+        """One walk of ``node``: its callees, what it changes, what state it may refer to."""
+        found = _Function(node, key, _self_name(node, key))
+        for part in walk(node):
+            kind = type(part)
+            if kind is ast.Name:
+                name = part.id  # type: ignore[attr-defined]
+                if ("", name) in self.index.functions:
+                    found.callees.add(("", name))
+                if name in self.globals:
+                    found.refs.append(part)
+            elif kind is ast.Attribute:
+                method = self.index.method_key(part, key[0], found.self_name)  # type: ignore[arg-type]
+                if method is not None:
+                    found.callees.add(method)
+                found.refs.append(part)
+            found.changed += _changed_objects(part, self.aliases)
+        return found
+
+    def instance_attrs(self, class_name: str) -> set[str]:
+        if class_name not in self._instance_attrs:
+            cls = self.index.classes[class_name]
+            self._instance_attrs[class_name] = _instance_attributes(cls)
+        return self._instance_attrs[class_name]
+
+    def state_of(self, node: ast.AST, function: _Function) -> StateKey | None:
         """The state ``node`` (a name or an attribute chain) denotes, if any."""
         if isinstance(node, ast.Name):
-            if node.id in self.globals and scopes.is_module_name(node.id, node):
-                return ("", node.id)
-            return None
+            if node.id not in self.globals:
+                return None
+            scopes = self.cache.get(function.node)  # type: ignore[arg-type]
+            return ("", node.id) if scopes.is_module_name(node.id, node) else None
         if not isinstance(node, ast.Attribute):
             return None
-        owner = _class_of(node.value, key[0], self_name, self.index)
+        owner = _class_of(node.value, function.key[0], function.self_name, self.index)
         if owner is None:
             return None
         state = (owner[0], node.attr)
         if owner[1] == "instance":
             value = self.class_values.get(state)
-            if value is None or node.attr in self.instance_attrs.get(owner[0], set()):
+            if value is None or node.attr in self.instance_attrs(owner[0]):
                 return None
             return state if _is_mutable(value) else None
         return state if state in self.class_values else None
 
-    def changes(
-        self, function: ast.AST, key: FunctionKey, self_name: str | None
-    ) -> Iterator[StateKey]:
-        """The state one function (nested functions included) changes."""
-        scopes = ScopeTree(function)  # type: ignore[arg-type]
-        for node in ast.walk(function):
-            for changed in _changed_objects(node, self.aliases):
-                state = self._state_at_root(changed, key, scopes, self_name)
-                if state is not None:
-                    yield state
-
-    def _state_at_root(
-        self, node: ast.AST, key: FunctionKey, scopes: ScopeTree, self_name: str | None
-    ) -> StateKey | None:
+    def state_at_root(self, node: ast.AST, function: _Function) -> StateKey | None:
         """The state whose object (or part of it) ``node`` is: walks down ``a.b[c].d``."""
         current = node
         while True:
-            state = self.state_of(current, key, scopes, self_name)
+            state = self.state_of(current, function)
             if state is not None:
                 return state
             if isinstance(current, ast.Attribute | ast.Subscript):
@@ -143,7 +166,7 @@ def _instance_attributes(cls: ast.ClassDef) -> set[str]:
         if not isinstance(method, _FUNCTIONS) or not method.args.args:
             continue
         self_name = method.args.args[0].arg
-        for node in ast.walk(method):
+        for node in walk(method):
             targets: list[ast.expr] = []
             if isinstance(node, ast.Assign):
                 targets = node.targets
@@ -174,9 +197,7 @@ def _class_of(
         if node.id in index.classes:
             return (node.id, "class")
         if class_name and node.id == self_name:
-            return (class_name, "instance")
-        if class_name and node.id == "cls":
-            return (class_name, "class")
+            return (class_name, "class" if self_name == "cls" else "instance")
         return None
     if not class_name or self_name is None:
         return None
@@ -216,68 +237,61 @@ def _changed_objects(node: ast.AST, aliases: ImportAliases) -> Iterator[ast.AST]
 
 
 def _self_name(function: ast.AST, key: FunctionKey) -> str | None:
+    """The first parameter of a method; ``"cls"`` for a classmethod, whatever its name."""
     if not key[0] or not isinstance(function, _FUNCTIONS):
         return None
     params = [*function.args.posonlyargs, *function.args.args]
-    return params[0].arg if params else None
+    if not params:
+        return None
+    if any(isinstance(d, ast.Name) and d.id == "classmethod" for d in function.decorator_list):
+        return "cls"
+    return params[0].arg
 
 
-def _callees(function: ast.AST, key: FunctionKey, index: FunctionIndex) -> set[FunctionKey]:
-    """Functions of the module that ``function`` calls or passes on (as a callback)."""
-    self_name = _self_name(function, key)
-    found: set[FunctionKey] = set()
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and ("", node.id) in index.functions:
-            found.add(("", node.id))
-        elif isinstance(node, ast.Attribute):
-            method = index.method_key(node, key[0], self_name)
-            if method is not None:
-                found.add(method)
-    return found
+class _Facts(Protocol):
+    """What :func:`find_process_state` needs of the module's facts."""
+
+    index: FunctionIndex
+    aliases: ImportAliases
+    scopes: ScopeCache
 
 
 def find_process_state(
-    tree: ast.Module,
-    index: FunctionIndex,
-    aliases: ImportAliases,
-    entry_points: Sequence[tuple[ast.AST, FunctionKey]],
+    tree: ast.Module, facts: _Facts, entry_points: Sequence[tuple[ast.AST, FunctionKey]]
 ) -> ProcessState:
     """The state the functions reachable from ``entry_points`` (workflow code) change."""
-    module = _Module(tree, index, aliases)
-    functions: dict[FunctionKey, ast.AST] = {key: node for node, key in entry_points}
-    pending = list(functions)
-    edges: dict[FunctionKey, set[FunctionKey]] = {}
+    module = _Module(tree, facts)
+    functions: dict[FunctionKey, _Function] = {}
+    pending = [module.read(node, key) for node, key in entry_points]
     while pending:
-        key = pending.pop()
-        edges[key] = _callees(functions[key], key, index)
-        for callee in edges[key] - functions.keys():
-            functions[callee] = index.functions[callee]
-            pending.append(callee)
+        function = pending.pop()
+        functions[function.key] = function
+        for callee in function.callees:
+            if callee not in functions and all(p.key != callee for p in pending):
+                pending.append(module.read(facts.index.functions[callee], callee))
     state = ProcessState()
-    for key, function in functions.items():
-        for found in module.changes(function, key, _self_name(function, key)):
+    for function in functions.values():
+        for changed in function.changed:
+            found = module.state_at_root(changed, function)
+            if found is None:
+                continue
             if found[0]:
                 state.class_attributes.add(found)
             else:
                 state.names.add(found[1])
-    _mark_helpers(state, module, functions, edges)
+    _mark_helpers(state, module, functions)
     return state
 
 
 def _mark_helpers(
-    state: ProcessState,
-    module: _Module,
-    functions: dict[FunctionKey, ast.AST],
-    edges: dict[FunctionKey, set[FunctionKey]],
+    state: ProcessState, module: _Module, functions: dict[FunctionKey, _Function]
 ) -> None:
     """Helpers that read or change the state, directly or through the helpers they call."""
     if not state.names and not state.class_attributes:
         return
     for key, function in functions.items():
-        scopes = ScopeTree(function)  # type: ignore[arg-type]
-        self_name = _self_name(function, key)
-        for node in ast.walk(function):
-            found = module.state_of(node, key, scopes, self_name)
+        for node in function.refs:
+            found = module.state_of(node, function)
             if found is not None and (
                 found in state.class_attributes or (not found[0] and found[1] in state.names)
             ):
@@ -286,7 +300,7 @@ def _mark_helpers(
     changed = True
     while changed:
         changed = False
-        for caller, callees in edges.items():
-            if caller not in state.helpers and callees & state.helpers:
-                state.helpers.add(caller)
+        for key, function in functions.items():
+            if key not in state.helpers and function.callees & state.helpers:
+                state.helpers.add(key)
                 changed = True

@@ -137,6 +137,13 @@ _ALL = (
         "an instance id that is a bare user/customer/account id, reused by later instances",
     ),
     Rule(
+        "WF112",
+        "bad-schedule",
+        "error",
+        None,
+        "a schedules entry EventBridge Scheduler would refuse (bad cron or rate expression)",
+    ),
+    Rule(
         "WF113",
         "blocking-sleep",
         "error",
@@ -163,13 +170,6 @@ _ALL = (
         "error",
         "deterministic-step-names",
         "steps named or fed while iterating a set, whose order changes from process to process",
-    ),
-    Rule(
-        "WF112",
-        "bad-schedule",
-        "error",
-        None,
-        "a schedules entry EventBridge Scheduler would refuse (bad cron or rate expression)",
     ),
 )
 

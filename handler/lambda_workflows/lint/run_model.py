@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from .apis import STEP_METHODS, WORKFLOW_CREATE, ImportAliases, child_nodes, walk
-from .module_facts import ModuleFacts, WorkflowFunction
+from .module_facts import ModuleFacts, WorkflowFunction, parameter_given
 
 RUN, CALLBACK, INLINE, OPAQUE, PENDING = "run", "callback", "inline", "opaque", "pending"
 _FUNCTIONS = ast.FunctionDef | ast.AsyncFunctionDef
@@ -331,3 +331,28 @@ class RunAnalysis:
                 return False
             current = current.parent
         return False
+
+
+def step_helpers(analysis: RunAnalysis, known: set[int]) -> list[WorkflowFunction]:
+    """Functions of the module this workflow code passes its step to, not yet in ``known``
+    (ids of the definitions already checked as workflow code; the found ones are added)."""
+    function = analysis.function
+    index = analysis.facts.index
+    found: list[WorkflowFunction] = []
+    for call, region in analysis.calls:
+        if region.opaque or not analysis.passes_step(call):
+            continue
+        callee = index.resolve(call, None, function.class_name, function.self_name)
+        if callee is None or callee.key is None or id(callee.function) in known:
+            continue
+        definition = callee.function
+        step = parameter_given(callee.arguments, function.step_name)
+        if step is None or isinstance(definition, ast.Lambda):
+            continue
+        event = parameter_given(callee.arguments, function.event_name)
+        class_name = callee.key[0]
+        params = [*definition.args.posonlyargs, *definition.args.args]
+        self_name = params[0].arg if class_name and params else None
+        known.add(id(definition))
+        found.append(WorkflowFunction(definition, self_name, event, step, class_name))
+    return found

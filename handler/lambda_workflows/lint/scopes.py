@@ -30,6 +30,25 @@ _SCOPES = (
     ast.GeneratorExp,
 )
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPE_KINDS = frozenset(_SCOPES)
+_BINDERS = frozenset(
+    {
+        ast.Assign,
+        ast.AnnAssign,
+        ast.NamedExpr,
+        ast.For,
+        ast.AsyncFor,
+        ast.Global,
+        ast.Nonlocal,
+        ast.ClassDef,
+        ast.Import,
+        ast.ImportFrom,
+        ast.With,
+        ast.AsyncWith,
+        ast.ExceptHandler,
+        ast.Delete,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +111,47 @@ def end_of(node: ast.AST) -> Position:
 class ScopeTree:
     """The scopes of one function and the bindings of each; answers "where was this bound"."""
 
-    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+    def __init__(
+        self,
+        function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+        parents: dict[ast.AST, ast.AST] | None = None,
+    ) -> None:
+        """Build the scopes of ``function``; ``parents`` (child → parent for every node of it,
+        each parent entered before its children, as :class:`~.run_model.RunAnalysis` keeps
+        them) spares a walk of the function."""
         self.root = function
         self.parents: dict[ast.AST, ast.AST] = {}
         self._scope_of: dict[ast.AST, Scope] = {}
         self.scopes: list[Scope] = []
-        self._build(function)
+        if parents is None:
+            self._build(function)
+        else:
+            self._build_from(function, parents)
+
+    def _build_from(self, function: ast.AST, parents: dict[ast.AST, ast.AST]) -> None:
+        root = Scope(function, None)
+        self.scopes.append(root)
+        self._scope_of[function] = root
+        self.parents = parents
+        _bind_parameters(root, function)
+        runs_in: dict[ast.AST, Scope] = {function: root}
+        scope_nodes = self._scope_of
+        for child, parent in parents.items():
+            kind = type(child)
+            if kind is ast.Name or kind is ast.Constant:
+                continue  # binds nothing (a stored name is bound by its statement)
+            scope = runs_in.get(parent)
+            if scope is None:
+                continue
+            if parent in scope_nodes and parent is not function:
+                scope = self._child_scope(parent, child, scope, scope_nodes[parent])
+            elif type(parent) is ast.comprehension:
+                scope = self._child_scope(parent, child, scope, scope)
+            runs_in[child] = scope
+            if kind in _SCOPE_KINDS:
+                self._enter(child, scope)
+            elif kind in _BINDERS:
+                _bind_statement(scope, child)
 
     def _build(self, function: ast.AST) -> None:
         root = Scope(function, None)
@@ -107,12 +161,23 @@ class ScopeTree:
         stack: list[tuple[ast.AST, Scope]] = [(child, root) for child in _body_of(function)]
         for child, _ in stack:
             self.parents[child] = function
+        parents = self.parents
         while stack:
             node, scope = stack.pop()
-            inner = self._enter(node, scope)
+            kind = type(node)
+            if kind is ast.Name or kind is ast.Constant:
+                continue
+            if kind in _SCOPE_KINDS or kind is ast.comprehension:
+                inner = self._enter(node, scope) if kind is not ast.comprehension else scope
+                for child in child_nodes(node):
+                    parents[child] = node
+                    stack.append((child, self._child_scope(node, child, scope, inner)))
+                continue
+            if kind in _BINDERS:
+                _bind_statement(scope, node)
             for child in child_nodes(node):
-                self.parents[child] = node
-                stack.append((child, self._child_scope(node, child, scope, inner)))
+                parents[child] = node
+                stack.append((child, scope))
 
     def _enter(self, node: ast.AST, scope: Scope) -> Scope:
         """Record what ``node`` binds in ``scope``; a new scope for functions/comprehensions."""
@@ -174,6 +239,29 @@ class ScopeTree:
         """True when ``name`` at ``at`` is bound by no scope of this function (or is declared
         ``global``)."""
         return self.binding(name, at) is None
+
+
+class ScopeCache:
+    """One :class:`ScopeTree` per function, built when first asked for, shared by the checks."""
+
+    def __init__(self) -> None:
+        self._trees: dict[int, tuple[ast.AST, ScopeTree]] = {}
+        self._parents: dict[int, tuple[ast.AST, dict[ast.AST, ast.AST]]] = {}
+
+    def get(self, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> ScopeTree:
+        """The scope tree of ``function``."""
+        found = self._trees.get(id(function))
+        if found is None:
+            parents = self._parents.pop(id(function), None)
+            tree = ScopeTree(function, parents[1] if parents else None)
+            found = (function, tree)  # keeps the node alive: ids stay unique
+            self._trees[id(function)] = found
+        return found[1]
+
+    def adopt(self, function: ast.AST, parents: dict[ast.AST, ast.AST]) -> None:
+        """Build ``function``'s tree from ``parents`` when it is first asked for."""
+        if id(function) not in self._trees:
+            self._parents[id(function)] = (function, parents)
 
 
 def _runs_outside(parent: ast.AST, child: ast.AST, below: ast.AST | None = None) -> bool:

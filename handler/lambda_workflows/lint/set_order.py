@@ -169,6 +169,23 @@ class SetOrder:
         return False
 
 
+def makes_a_set(node: ast.AST, aliases: ImportAliases) -> bool:
+    """A quick test: does ``node`` build a set (display, comprehension, ``set()``,
+    ``frozenset()``, ``a | b``, ``d.keys() - x``)? A function with no such node (and reading no
+    module-level set) has nothing in hash order, and :class:`SetOrder` need not look at it."""
+    if isinstance(node, ast.Set):
+        return not _small_integers(node)
+    if isinstance(node, ast.SetComp):
+        return True
+    if isinstance(node, ast.Call):
+        return aliases.qualify(node.func) in ("set", "frozenset")
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.BitOr | ast.BitAnd | ast.BitXor):
+            return True
+        return isinstance(node.op, ast.Sub) and _is_view(node.left)
+    return False
+
+
 def _is_view(node: ast.expr) -> bool:
     """``d.keys()``/``d.items()``: their ``|``, ``&``, ``-`` give sets."""
     return (

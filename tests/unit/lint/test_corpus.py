@@ -20,6 +20,7 @@ from .corpus import (
     sleeps,
     suspensions,
     tasks,
+    variants,
 )
 
 CASES: list[Case] = [
@@ -31,6 +32,7 @@ CASES: list[Case] = [
     *event_mutation.CASES,
     *races.CASES,
     *near_misses.CASES,
+    *variants.CASES,
 ]
 
 

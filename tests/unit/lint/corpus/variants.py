@@ -1,0 +1,439 @@
+"""A second round of cases: other spellings of the same patterns, each written after the
+analyses, to check they catch the pattern and not only the first examples."""
+
+from __future__ import annotations
+
+from . import Case
+
+CASES = [
+    Case(
+        "sleep-with-a-keyword-and-a-timedelta",
+        """
+        import asyncio
+        from datetime import timedelta
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Keyword(WorkflowEntrypoint):
+            async def run(self, event, step):
+                await asyncio.sleep(delay=timedelta(minutes=5).total_seconds())  # expect: WF113
+                await step.do("a", lambda: 1)
+        """,
+    ),
+    Case(
+        "sync-sleep-in-a-method-called-from-run",
+        """
+        import time
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Method(WorkflowEntrypoint):
+            def _throttle(self):
+                time.sleep(2)
+
+            async def run(self, event, step):
+                for page in range(3):
+                    await step.do(f"page {page}", lambda: 1)
+                    self._throttle()  # expect: WF113
+        """,
+    ),
+    Case(
+        "task-kept-on-self-and-awaited-later",
+        """
+        import asyncio
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class OnSelf(WorkflowEntrypoint):
+            async def run(self, event, step):
+                self._report = asyncio.create_task(step.do("report", lambda: 1))
+                await step.do("other", lambda: 2)
+                return await self._report
+        """,
+    ),
+    Case(
+        "task-kept-on-self-and-forgotten",
+        """
+        import asyncio
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Forgotten(WorkflowEntrypoint):
+            async def run(self, event, step):
+                self._report = asyncio.create_task(step.do("report", lambda: 1))  # expect: WF104
+                return await step.do("other", lambda: 2)
+        """,
+    ),
+    Case(
+        "get-event-loop-create-task",
+        """
+        import asyncio
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class EventLoop(WorkflowEntrypoint):
+            async def run(self, event, step):
+                asyncio.get_event_loop().create_task(step.sleep("later", "1 day"))  # expect: WF104
+                return "ok"
+        """,
+    ),
+    Case(
+        "task-group-made-before-the-with",
+        """
+        import asyncio
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Before(WorkflowEntrypoint):
+            async def run(self, event, step):
+                group = asyncio.TaskGroup()
+                async with group:
+                    group.create_task(step.do("a", lambda: 1))
+        """,
+    ),
+    Case(
+        "except-base-exception-in-a-helper-taking-the-step",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        async def notify(step, user):
+            try:
+                await step.do(f"notify {user}", lambda: 1)
+            except BaseException:  # expect: WF114
+                pass
+
+
+        class Notify(WorkflowEntrypoint):
+            async def run(self, event, step):
+                await notify(step, event.payload["user"])
+        """,
+    ),
+    Case(
+        "cancelled-error-re-raised",
+        """
+        import asyncio
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class ReRaise(WorkflowEntrypoint):
+            async def run(self, event, step):
+                try:
+                    await step.sleep("nap", "1 hour")
+                except asyncio.CancelledError:
+                    print("suspended")
+                    raise
+        """,
+    ),
+    Case(
+        "global-list-appended-by-a-helper",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+        HISTORY = []
+
+
+        def remember(item):
+            HISTORY.append(item)
+
+
+        class History(WorkflowEntrypoint):
+            async def run(self, event, step):
+                remember(event.payload["id"])
+                await step.do(f"entry {len(HISTORY)}", lambda: 1)  # expect: WF115
+        """,
+    ),
+    Case(
+        "global-counter-drives-a-range",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+        retries = 0
+
+
+        class Ranged(WorkflowEntrypoint):
+            async def run(self, event, step):
+                global retries
+                retries += 1
+                for attempt in range(retries):
+                    await step.do(f"attempt {attempt}", lambda: 1)  # expect: WF115
+        """,
+    ),
+    Case(
+        "class-counter-through-a-classmethod",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Counted(WorkflowEntrypoint):
+            count = 0
+
+            @classmethod
+            def bump(cls):
+                cls.count += 1
+                return cls.count
+
+            async def run(self, event, step):
+                await step.do(f"run {self.bump()}", lambda: 1)  # expect: WF115
+        """,
+    ),
+    Case(
+        "global-cursor-set-inside-a-step",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+        cursor = None
+
+
+        class Cursor(WorkflowEntrypoint):
+            async def run(self, event, step):
+                def fetch():
+                    global cursor
+                    cursor = "next-page"  # expect: WF106
+                    return []
+
+                await step.do("fetch page", fetch)
+                await step.do(f"fetch {cursor}", lambda: 1)  # expect: WF115
+        """,
+    ),
+    Case(
+        "intersection-of-sets",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Common(WorkflowEntrypoint):
+            async def run(self, event, step):
+                wanted = set(event.payload["wanted"])
+                for sku in wanted.intersection(event.payload["stock"]):
+                    await step.do(f"reserve {sku}", lambda: 1)  # expect: WF116
+        """,
+    ),
+    Case(
+        "dict-keys-difference",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Missing(WorkflowEntrypoint):
+            async def run(self, event, step):
+                current = await step.do("current", lambda: {"a": 1})
+                for key in event.payload["desired"].keys() - current.keys():
+                    await step.do(f"add {key}", lambda: 1)  # expect: WF116
+        """,
+    ),
+    Case(
+        "set-built-with-add-then-iterated",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Built(WorkflowEntrypoint):
+            async def run(self, event, step):
+                domains = set()
+                for email in event.payload["emails"]:
+                    domains.add(email.split("@")[1])
+                for domain in domains:
+                    await step.do(f"check {domain}", lambda: 1)  # expect: WF116
+        """,
+    ),
+    Case(
+        "star-unpacked-set-display",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Star(WorkflowEntrypoint):
+            async def run(self, event, step):
+                for name in {*event.payload["a"], *event.payload["b"]}:
+                    await step.do(f"greet {name}", lambda: 1)  # expect: WF116
+        """,
+    ),
+    Case(
+        "dict-comprehension-of-steps-over-a-set",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class DictComp(WorkflowEntrypoint):
+            async def run(self, event, step):
+                ids = set(event.payload["ids"])
+                return {i: await step.do(f"load {i}", lambda: 1) for i in ids}  # expect: WF116
+        """,
+    ),
+    Case(
+        "order-preserving-dedup-is-fine",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Dedup(WorkflowEntrypoint):
+            async def run(self, event, step):
+                for email in dict.fromkeys(event.payload["emails"]):
+                    await step.do(f"invite {email}", lambda: 1)
+        """,
+    ),
+    Case(
+        "enumerate-payload-items-mutated",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Numbered(WorkflowEntrypoint):
+            async def run(self, event, step):
+                for position, item in enumerate(event.payload["items"]):
+                    item["position"] = position  # expect: WF105
+                await step.do("go", lambda: 1)
+        """,
+    ),
+    Case(
+        "payload-or-default-mutated",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class OrDefault(WorkflowEntrypoint):
+            async def run(self, event, step):
+                options = event.payload.get("options") or {}
+                options.setdefault("retries", 3)  # expect: WF105
+                await step.do("go", lambda: options)
+        """,
+    ),
+    Case(
+        "partial-callback-mutates-the-payload",
+        """
+        import functools
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        def stamp(payload):
+            payload["stamped"] = True
+            return payload
+
+
+        class Partial(WorkflowEntrypoint):
+            async def run(self, event, step):
+                await step.do("stamp", functools.partial(stamp, event.payload))  # expect: WF105
+        """,
+    ),
+    Case(
+        "lambda-in-map-updates-items",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class LambdaMap(WorkflowEntrypoint):
+            async def run(self, event, step):
+                list(map(lambda line: line.update(done=True), event.payload["lines"]))  # expect: WF105
+                await step.do("go", lambda: 1)
+        """,
+    ),
+    Case(
+        "payload-merged-with-or-equals",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class OrEquals(WorkflowEntrypoint):
+            async def run(self, event, step):
+                event.payload |= {"source": "api"}  # expect: WF105
+                await step.do("go", lambda: 1)
+        """,
+    ),
+    Case(
+        "helper-method-three-deep-through-self",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Deep(WorkflowEntrypoint):
+            def _clean(self, order):
+                order["lines"].clear()
+
+            def _prepare(self, order):
+                self._clean(order)
+
+            def _load(self, evt):
+                self._prepare(evt.payload["order"])
+
+            async def run(self, event, step):
+                self._load(event)  # expect: WF105
+                await step.do("go", lambda: 1)
+        """,
+    ),
+    Case(
+        "helper-with-the-same-parameter-name-given-a-local-dict",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        def add_defaults(payload):
+            payload.setdefault("currency", "EUR")
+            return payload
+
+
+        class Local(WorkflowEntrypoint):
+            async def run(self, event, step):
+                payload = {"amount": event.payload["amount"]}
+                add_defaults(payload)
+                await step.do("charge", lambda: payload)
+        """,
+    ),
+    Case(
+        "timeout-around-wait-for-event",
+        """
+        import asyncio
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Timeout(WorkflowEntrypoint):
+            async def run(self, event, step):
+                try:
+                    async with asyncio.timeout(3600):  # expect: WF107
+                        return await step.wait_for_event("approval", type="approved")
+                except TimeoutError:
+                    return None
+        """,
+    ),
+    Case(
+        "wait-with-a-timeout-on-tasks",
+        """
+        import asyncio
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class WaitTimeout(WorkflowEntrypoint):
+            async def run(self, event, step):
+                task = asyncio.create_task(step.do("slow", lambda: 1))
+                done, pending = await asyncio.wait({task}, timeout=60)  # expect: WF107
+                return bool(done)
+        """,
+    ),
+    Case(
+        "wait-for-a-helper-running-steps",
+        """
+        import asyncio
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class HelperDeadline(WorkflowEntrypoint):
+            async def _sync(self, step):
+                await step.do("pull", lambda: 1)
+                await step.do("push", lambda: 1)
+
+            async def run(self, event, step):
+                await asyncio.wait_for(self._sync(step), timeout=120)  # expect: WF107
+        """,
+    ),
+]
