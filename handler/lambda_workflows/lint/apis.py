@@ -291,6 +291,10 @@ def is_blocking_sleep(call: ast.Call, aliases: ImportAliases) -> bool:
             first = next((k.value for k in call.keywords if k.arg in ("delay", "seconds")), None)
         return not (isinstance(first, ast.Constant) and first.value == 0)
     func = call.func
+    if qualname == "asyncio.to_thread" or (
+        isinstance(func, ast.Attribute) and func.attr == "run_in_executor"
+    ):  # await asyncio.to_thread(time.sleep, 5): the sleep runs on a thread, run() waits
+        return any(aliases.qualify(arg) in BLOCKING_SLEEPS for arg in call.args)
     if isinstance(func, ast.Attribute) and func.attr == "wait" and (call.args or call.keywords):
         maker = func.value
         return isinstance(maker, ast.Call) and aliases.qualify(maker.func) in BLOCKING_WAITERS

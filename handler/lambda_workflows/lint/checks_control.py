@@ -110,6 +110,7 @@ def _swallowed_suspensions(analysis: RunAnalysis, issues: list[Issue]) -> None:
         for node in _finally_exits(try_node.finalbody):
             word = type(node).__name__.lower()
             issues.append(Issue(node, "WF114", _swallow_message(f"`{word}` in a `finally:`")))
+    _swallowing_wrappers(analysis, issues)
     for with_node, region in analysis.withs:
         if region.opaque or not analysis.runs_steps(with_node.body):
             continue
@@ -139,3 +140,44 @@ def _finally_exits(finalbody: list[ast.stmt]) -> list[ast.stmt]:
         inner_loop = in_loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
         pending.extend((child, inner_loop) for child in ast.iter_child_nodes(node))
     return found
+
+
+def _swallowing_wrappers(analysis: RunAnalysis, issues: list[Issue]) -> None:
+    """WF114 for ``await quietly(step.do(...))``: a function of the module that awaits what it
+    is given inside ``try: ... except BaseException:``."""
+    function = analysis.function
+    for call, region in analysis.calls:
+        if region.opaque or not any(analysis.is_step_call(arg) for arg in call.args):
+            continue
+        callee = analysis.facts.index.resolve(call, None, function.class_name, function.self_name)
+        if callee is None or isinstance(callee.function, ast.Lambda):
+            continue
+        given = {p for p, arg in callee.arguments.items() if analysis.is_step_call(arg)}
+        what = _swallowed_in(analysis, callee.function, given)
+        if what is not None:
+            name = callee.function.name
+            message = _swallow_message(f"{what} in {name}(), which awaits the step it is given,")
+            issues.append(Issue(call, "WF114", message))
+
+
+def _swallowed_in(
+    analysis: RunAnalysis, function: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]
+) -> str | None:
+    """How ``function`` swallows a suspension while awaiting one of ``params``, if it does."""
+    for node in _own_nodes(function.body):
+        if not isinstance(node, ast.Try | ast.TryStar):
+            continue
+        awaits = any(
+            isinstance(inner, ast.Await)
+            and isinstance(inner.value, ast.Name)
+            and inner.value.id in params
+            for statement in node.body
+            for inner in ast.walk(statement)
+        )
+        if not awaits:
+            continue
+        for handler in node.handlers:
+            what = _catches_suspension(analysis, handler)
+            if what is not None and not _re_raises(handler):
+                return what
+    return None

@@ -14,14 +14,18 @@ from .findings import Issue
 from .process_state import ProcessState
 from .run_model import RunAnalysis, StepCall
 from .scopes import ASSIGN, ITERATE, ScopeTree
-from .set_order import SetOrder, makes_a_set
+from .set_order import SetOrder, makes_a_set, self_sets
 
 
 def check_names(analysis: RunAnalysis) -> list[Issue]:
     """All WF115 and WF116 issues of one workflow function's step calls."""
     scopes = analysis.facts.scopes.get(analysis.function.node)
-    order = SetOrder(scopes, analysis.aliases, analysis.facts.module_values)
-    sets = _builds_sets(analysis, scopes)
+    function = analysis.function
+    cls = analysis.facts.index.classes.get(function.class_name)
+    own_sets = self_sets(cls, analysis.aliases) if function.self_name else frozenset()
+    values = analysis.facts.module_values
+    order = SetOrder(scopes, analysis.aliases, values, own_sets, function.self_name)
+    sets = bool(own_sets) or _builds_sets(analysis, scopes)
     state = _StateReader(analysis, scopes)
     issues: list[Issue] = []
     for step in analysis.steps:

@@ -118,6 +118,8 @@ def _step_names(analysis: RunAnalysis, tainted: set[str], issues: list[Issue]) -
                 culprit = non_deterministic_label(analysis, node)
             elif isinstance(node, ast.Name) and node.id in tainted:
                 culprit = f"`{node.id}` (set from a non-deterministic value)"
+            elif isinstance(node, ast.Name):
+                culprit = _module_value_label(analysis, node)
             if culprit is not None:
                 break
         if culprit is None or name is None:
@@ -128,6 +130,22 @@ def _step_names(analysis: RunAnalysis, tainted: set[str], issues: list[Issue]) -
             "the step's result or a log line inside the step"
         )
         issues.append(Issue(name, "WF101", message))
+
+
+def _module_value_label(analysis: RunAnalysis, node: ast.Name) -> str | None:
+    """```RUN_ID`` (set at import from uuid.uuid4())`` for a module-level name computed from the
+    clock or randomness when the module was imported: each process has its own value."""
+    value = analysis.facts.module_values.get(node.id)
+    if value is None:
+        return None
+    for part in walk(value):
+        if isinstance(part, ast.Call):
+            qualname = analysis.aliases.qualify(part.func)
+            if qualname is not None and is_non_deterministic(qualname, part):
+                scopes = analysis.facts.scopes.get(analysis.function.node)
+                if scopes.binding(node.id, node) is None:
+                    return f"`{node.id}` (set at import from {qualname}(), once per process)"
+    return None
 
 
 def _side_effect_message(effect: str) -> str:

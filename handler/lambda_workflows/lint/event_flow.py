@@ -84,6 +84,7 @@ class EventFlow:
         self.aliases = aliases
         self.scopes = scopes
         self._summaries: dict[int, dict[str, list[Change]]] = {}
+        self._returns: dict[int, list[Part]] = {}
 
     def changes(
         self, function: AnyDef, roots: set[str], class_name: str, self_name: str | None
@@ -106,6 +107,36 @@ class EventFlow:
                 found.setdefault(change.root, []).append(change)
             self._summaries[key] = found
         return self._summaries[key]
+
+    def returned(self, callee: Callee, class_name: str) -> list[Part]:
+        """What a called function returns of its parameters: ``return payload`` gives
+        ``Part("payload", 0)``, ``return evt.payload["meta"]`` ``Part("evt", 2)``."""
+        key = id(callee.function)
+        if key not in self._returns:
+            self._returns[key] = []  # a recursive call returns nothing known meanwhile
+            function = callee.function
+            owner = callee.key[0] if callee.key is not None else class_name
+            params = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+            self_name = params[0].arg if owner and params and callee.key is not None else None
+            roots = {p.arg for p in params if p.arg != self_name}
+            walker = _Walker(self, function, roots, owner, self_name)
+            values = [function.body] if isinstance(function, ast.Lambda) else _returns(function)
+            self._returns[key] = [p for p in map(walker.part_of, values) if p is not None]
+        return self._returns[key]
+
+
+def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """The values of the function's own ``return`` statements (not those of nested ones)."""
+    found: list[ast.expr] = []
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 class _Walker:
@@ -199,6 +230,20 @@ class _Walker:
         if qualname in _SHALLOW_COPIES and call.args:
             base = self.part_of(call.args[0])
             return Part(base.root, base.depth, True) if base else None
+        return self._returned_by(call)
+
+    def _returned_by(self, call: ast.Call) -> Part | None:
+        """``clean = prepare(event.payload)`` where ``prepare`` returns what it was given."""
+        callee = self._resolve(call)
+        if callee is None:
+            return None
+        for returned in self.flow.returned(callee, self.class_name):
+            base = self.part_of(callee.arguments.get(returned.root))
+            if base is None:
+                continue
+            if returned.depth == 0:
+                return Part(base.root, base.depth, base.shell or returned.shell)
+            return Part(base.root, base.depth + returned.depth, returned.shell)
         return None
 
     def _part_of_display(self, node: ast.Dict | ast.List | ast.Tuple | ast.Set) -> Part | None:

@@ -32,6 +32,7 @@ _ORDER_KEEPING = frozenset(
         "list",
         "tuple",
         "iter",
+        "reversed",
         "enumerate",
         "zip",
         "filter",
@@ -61,11 +62,19 @@ class SetOrder:
     """Answers "is this in hash order" and "does this depend on it" within one function."""
 
     def __init__(
-        self, scopes: ScopeTree, aliases: ImportAliases, module_values: dict[str, ast.expr]
+        self,
+        scopes: ScopeTree,
+        aliases: ImportAliases,
+        module_values: dict[str, ast.expr],
+        self_sets: frozenset[str] = frozenset(),
+        self_name: str | None = None,
     ) -> None:
+        """``self_sets``: the attributes of ``self_name`` that hold a set (:func:`self_sets`)."""
         self.scopes = scopes
         self.aliases = aliases
         self.module_values = module_values
+        self.self_sets = self_sets
+        self.self_name = self_name
         self._visiting: set[int] = set()
 
     def _guarded(self, node: ast.AST, question: str) -> bool:
@@ -94,6 +103,8 @@ class SetOrder:
             return self.unordered(node.generators[0].iter)
         if isinstance(node, ast.Name):
             return self._unordered_name(node)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            return node.value.id == self.self_name and node.attr in self.self_sets
         if isinstance(node, ast.IfExp):
             return self.unordered(node.body) or self.unordered(node.orelse)
         if isinstance(node, ast.NamedExpr):
@@ -167,6 +178,35 @@ class SetOrder:
         if binding.kind == ASSIGN:
             return self._guarded(binding.value, "dependent")
         return False
+
+
+def self_sets(cls: ast.ClassDef | None, aliases: ImportAliases) -> frozenset[str]:
+    """The attributes (``regions``) the class sets to a set: in its body
+    (``regions = {"us", "eu"}``) or on ``self`` in a method (``self.seen = set()``)."""
+    if cls is None:
+        return frozenset()
+    found: set[str] = set()
+    for statement in cls.body:
+        if isinstance(statement, ast.Assign) and _builds_a_set(statement.value, aliases):
+            found.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+        if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        params = statement.args.args
+        owner = params[0].arg if params else None
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Assign) and _builds_a_set(node.value, aliases):
+                found.update(
+                    t.attr
+                    for t in node.targets
+                    if isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id == owner
+                )
+    return frozenset(found)
+
+
+def _builds_a_set(value: ast.expr, aliases: ImportAliases) -> bool:
+    return isinstance(value, ast.Set | ast.SetComp | ast.Call) and makes_a_set(value, aliases)
 
 
 def makes_a_set(node: ast.AST, aliases: ImportAliases) -> bool:

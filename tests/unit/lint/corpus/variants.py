@@ -436,4 +436,158 @@ CASES = [
                 await asyncio.wait_for(self._sync(step), timeout=120)  # expect: WF107
         """,
     ),
+    Case(
+        "helper-returns-a-part-that-run-then-changes",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        def meta_of(evt):
+            return evt.payload["meta"]
+
+
+        class Returned(WorkflowEntrypoint):
+            async def run(self, event, step):
+                meta = meta_of(event)
+                meta["seen"] = True  # expect: WF105
+                await step.do("go", lambda: 1)
+        """,
+    ),
+    Case(
+        "helper-returns-a-copy-that-run-then-changes",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        def order_of(evt):
+            return dict(evt.payload["order"])
+
+
+        class CopyReturned(WorkflowEntrypoint):
+            async def run(self, event, step):
+                order = order_of(event)
+                order["status"] = "new"
+                await step.do("go", lambda: order)
+        """,
+    ),
+    Case(
+        "set-held-on-self",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Regions(WorkflowEntrypoint):
+            regions = {"us-east-1", "eu-west-1"}
+
+            async def run(self, event, step):
+                for region in self.regions:
+                    await step.do(f"deploy {region}", lambda: 1)  # expect: WF116
+        """,
+    ),
+    Case(
+        "sorted-set-held-on-self",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class SortedRegions(WorkflowEntrypoint):
+            regions = {"us-east-1", "eu-west-1"}
+
+            async def run(self, event, step):
+                for region in sorted(self.regions):
+                    await step.do(f"deploy {region}", lambda: 1)
+        """,
+    ),
+    Case(
+        "sleep-on-a-thread",
+        """
+        import asyncio
+        import time
+
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Threaded(WorkflowEntrypoint):
+            async def run(self, event, step):
+                await asyncio.to_thread(time.sleep, 30)  # expect: WF113
+                await step.do("a", lambda: 1)
+        """,
+    ),
+    Case(
+        "wrapper-that-swallows-what-it-awaits",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        async def quietly(awaitable):
+            try:
+                return await awaitable
+            except BaseException:
+                return None
+
+
+        class Quiet(WorkflowEntrypoint):
+            async def run(self, event, step):
+                await quietly(step.sleep("nap", "1 hour"))  # expect: WF114
+                await step.do("after", lambda: 1)
+        """,
+    ),
+    Case(
+        "wrapper-that-catches-exception-only",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        async def logged(awaitable):
+            try:
+                return await awaitable
+            except Exception as error:
+                print("step failed", error)
+                raise
+
+
+        class Logged(WorkflowEntrypoint):
+            async def run(self, event, step):
+                return await logged(step.do("work", lambda: 1))
+        """,
+    ),
+    Case(
+        "module-level-run-id-in-a-step-name",
+        """
+        import uuid
+
+        from lambda_workflows import WorkflowEntrypoint
+
+        RUN_ID = uuid.uuid4().hex
+
+
+        class Tagged(WorkflowEntrypoint):
+            async def run(self, event, step):
+                await step.do(f"export {RUN_ID}", lambda: 1)  # expect: WF101
+        """,
+    ),
+    Case(
+        "reversed-list-of-a-set",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Reversed(WorkflowEntrypoint):
+            async def run(self, event, step):
+                for name in reversed(list(set(event.payload["names"]))):
+                    await step.do(f"undo {name}", lambda: 1)  # expect: WF116
+        """,
+    ),
+    Case(
+        "comprehension-updates-payload-items",
+        """
+        from lambda_workflows import WorkflowEntrypoint
+
+
+        class Comprehension(WorkflowEntrypoint):
+            async def run(self, event, step):
+                [item.update(done=True) for item in event.payload["items"]]  # expect: WF105
+                await step.do("go", lambda: 1)
+        """,
+    ),
 ]
