@@ -20,8 +20,9 @@ documentation, :data:`RULES_OF_WORKFLOWS_URL`; :data:`RULES_OF_WORKFLOWS` lists 
 id      severity  catches (and the rule of Workflows it comes from)
 ======  ========  ==========================================================================
 WF100   error     the file cannot be parsed or decoded
-WF101   error     a step name built from time, randomness, uuid, ``id()``, or a variable
-                  holding such a value ("Name steps deterministically")
+WF101   error     a step name built from time, randomness, uuid, ``id()``, ``hash()`` of a
+                  string, a variable holding such a value, or a module-level name computed
+                  from one at import ("Name steps deterministically")
 WF102   error     time/randomness/uuid (or a helper reading them) in ``run()`` outside a step
                   ("Avoid doing side effects outside of a step"); in a branch condition, e.g.
                   ``if random.random() > 0.5:`` ("Use conditional logic carefully")

@@ -39,6 +39,7 @@ NON_DETERMINISTIC = frozenset(
         "os.getrandom",
         "os.getpid",
         "id",
+        "hash",  # of a str or bytes: randomised per process (PYTHONHASHSEED)
     }
 )
 NON_DETERMINISTIC_PREFIXES = ("random.", "secrets.", "numpy.random.", "np.random.")

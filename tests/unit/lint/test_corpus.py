@@ -12,6 +12,7 @@ from lambda_workflows.lint import lint_source
 
 from .corpus import (
     Case,
+    event_copies,
     event_mutation,
     near_misses,
     process_state,
@@ -20,7 +21,8 @@ from .corpus import (
     sleeps,
     suspensions,
     tasks,
-    variants,
+    variants_control,
+    variants_values,
 )
 
 CASES: list[Case] = [
@@ -30,9 +32,11 @@ CASES: list[Case] = [
     *process_state.CASES,
     *set_order.CASES,
     *event_mutation.CASES,
+    *event_copies.CASES,
     *races.CASES,
     *near_misses.CASES,
-    *variants.CASES,
+    *variants_control.CASES,
+    *variants_values.CASES,
 ]
 
 
