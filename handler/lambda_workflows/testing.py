@@ -264,7 +264,8 @@ class _MemoryBackend:
         self.clock = clock
         self.invocations = 0
         self.crashes = 0
-        self._redelivered: list[tuple[str, InstanceRef]] = []  # (message id, instance)
+        # (message id, instance, which delivery): what SQS would deliver again after a crash
+        self._redelivered: list[tuple[str, InstanceRef, int]] = []
 
     def deliver_one(self) -> bool:
         if self._redelivered:
@@ -282,15 +283,15 @@ class _MemoryBackend:
     def post(self, ref: InstanceRef) -> None:
         self.queue.send(ref)
 
-    def _invoke(self, message_id: str, ref: InstanceRef) -> None:
+    def _invoke(self, message_id: str, ref: InstanceRef, delivery: int = 1) -> None:
         self.invocations += 1
         try:
-            _run(self.runner.advance(ref, owner=message_id))
+            _run(self.runner.advance(ref, owner=message_id, delivery=delivery))
         except InstanceNotFound:
             pass  # deleted meanwhile, as RunnerFunction treats it: nothing left to advance
         except Crash:
             self.crashes += 1
-            self._redelivered.append((message_id, ref))
+            self._redelivered.append((message_id, ref, delivery + 1))
 
     def fire_due(self) -> bool:
         due = self.scheduler.pop_due(self.clock.time())

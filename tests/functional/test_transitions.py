@@ -93,8 +93,13 @@ def test_lease(env: WorkflowTestEnv, status: InstanceStatus) -> None:
     ref = in_status(env, status, "l")
     if status in (S.RUNNING, S.WAITING_FOR_PAUSE):  # leased by "runner" in in_status
         assert env.store.acquire_lease(ref, "other", now(env), now(env) + 960) is None
-        taken_back = env.store.acquire_lease(ref, "runner", now(env), now(env) + 960)
+        # the same delivery of the same message (a copy SQS gave a second runner) is refused;
+        # a later delivery of it takes the lease back
+        assert env.store.acquire_lease(ref, "runner", now(env), now(env) + 960) is None
+        taken_back = env.store.acquire_lease(ref, "runner", now(env), now(env) + 960, delivery=2)
         assert taken_back is not None and taken_back.status is status
+        assert taken_back.held_by("runner", 2)
+        assert env.store.renew_lease(ref, "runner", now(env) + 960) is None  # delivery 1 lost it
         return
     leased = env.store.acquire_lease(ref, "runner", now(env), now(env) + 960)
     if status in FINISHED or status is S.PAUSED:

@@ -69,6 +69,8 @@ _BATCH_WRITE = 25  # BatchWriteItem's limit per call
 _BATCH_TRIES = 8  # calls per batch before unprocessed items are given up on
 # leased and set running; waitingForPause is leased as it is (the runner pauses it)
 _LEASED_TO_RUN = sorted(RUNNABLE - {InstanceStatus.WAITING_FOR_PAUSE})
+# the lease is still the one this delivery of this message took (see engine.advance)
+_HELD_BY = "lease_owner = :owner AND lease_delivery = :delivery"
 
 
 def _boundary(call: Callable[[], T]) -> T:
@@ -692,9 +694,11 @@ class DynamoStore:
         expires_at: float,
         *,
         needs_slot: bool = False,
+        delivery: int = 1,
     ) -> InstanceRecord | None:
         values: dict[str, Any] = {
             ":owner": it.s(owner),
+            ":delivery": it.n(delivery),
             ":expires": it.n(expires_at),
             ":now": it.n(now),
             ":one": it.n(1),
@@ -705,15 +709,17 @@ class DynamoStore:
         }
         base = (
             "ADD invocations :one, item_writes :one "  # what it used: see engine.usage
-            "SET lease_owner = :owner, lease_expires_at = :expires, version = version + :one, "
-            "updated_at = :now, started_at = if_not_exists(started_at, :now), "
-            "due_at = :expires, due_shard = :shard"
+            "SET lease_owner = :owner, lease_delivery = :delivery, lease_expires_at = :expires, "
+            "version = version + :one, updated_at = :now, "
+            "started_at = if_not_exists(started_at, :now), due_at = :expires, due_shard = :shard"
         )
         # runnable (queued, running, waiting) and nobody else holds a live lease: one runner
-        # at a time; an expired lease (a runner that died) may be taken over, and a lease that
-        # is already ours (the same message delivered again after a failure) taken back
+        # at a time; an expired lease (a runner that died) may be taken over, and so may one
+        # an earlier delivery of the same message held (it gave the message back or died), but
+        # not one of the same delivery: a copy SQS handed to a second runner meanwhile
         free = (
-            "(attribute_not_exists(lease_owner) OR lease_expires_at < :now OR lease_owner = :owner)"
+            "(attribute_not_exists(lease_owner) OR lease_expires_at < :now"
+            " OR (lease_owner = :owner AND lease_delivery < :delivery))"
         )
         if needs_slot:  # a limited workflow's instance runs only holding a slot (engine.slots)
             free += " AND attribute_exists(slot)"
@@ -758,20 +764,24 @@ class DynamoStore:
             return None
         return it.instance_record(response["Attributes"])
 
-    def release_lease(self, ref: InstanceRef, owner: str, due_at: float) -> None:
-        # lease_owner = :owner: still ours; never drop a lease another runner took over
+    def release_lease(
+        self, ref: InstanceRef, owner: str, due_at: float, *, delivery: int = 1
+    ) -> None:
+        # still ours (this delivery's): never drop a lease another runner took over
         with contextlib.suppress(_ConditionFailed):
             _boundary_raw(
                 lambda: self.client.update_item(
                     TableName=self.table,
                     Key=self._key(ref, it.INSTANCE_SK),
                     UpdateExpression=(
-                        "REMOVE lease_owner, lease_expires_at SET due_at = :due, due_shard = :shard"
+                        "REMOVE lease_owner, lease_expires_at, lease_delivery"
+                        " SET due_at = :due, due_shard = :shard"
                         " ADD item_writes :one"  # see lambda_workflows.engine.usage
                     ),
-                    ConditionExpression="lease_owner = :owner",
+                    ConditionExpression=_HELD_BY,
                     ExpressionAttributeValues={
                         ":owner": it.s(owner),
+                        ":delivery": it.n(delivery),
                         ":due": it.n(due_at),
                         ":shard": it.s(due_shard(ref)),
                         ":one": it.n(1),
@@ -779,7 +789,9 @@ class DynamoStore:
                 )
             )
 
-    def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
+    def renew_lease(
+        self, ref: InstanceRef, owner: str, expires_at: float, *, delivery: int = 1
+    ) -> InstanceRecord | None:
         try:
             response = _boundary_raw(
                 lambda: self.client.update_item(
@@ -787,10 +799,12 @@ class DynamoStore:
                     Key=self._key(ref, it.INSTANCE_SK),
                     # the write counts itself (see lambda_workflows.engine.usage)
                     UpdateExpression="SET lease_expires_at = :expires ADD item_writes :one",
-                    # still ours: a runner whose lease was taken over must stop
-                    ConditionExpression="lease_owner = :owner",
+                    # still ours: a runner whose lease was taken over (by another message, or
+                    # by a later delivery of its own) must stop
+                    ConditionExpression=_HELD_BY,
                     ExpressionAttributeValues={
                         ":owner": it.s(owner),
+                        ":delivery": it.n(delivery),
                         ":expires": it.n(expires_at),
                         ":one": it.n(1),
                     },
@@ -815,7 +829,7 @@ class DynamoStore:
                 lambda: self.client.update_item(
                     TableName=self.table,
                     Key=self._key(ref, it.INSTANCE_SK),
-                    UpdateExpression="REMOVE lease_owner, lease_expires_at",
+                    UpdateExpression="REMOVE lease_owner, lease_expires_at, lease_delivery",
                     # an update never creates the item of a deleted instance
                     ConditionExpression="attribute_exists(pk)",
                 )

@@ -23,6 +23,17 @@ An infrastructure failure (the store or the queue throttled, unreachable, an out
 never a step failure: it ends the advance with the InfrastructureError, after giving the lease
 back, so the invocation reports the message as failed and a later delivery continues from the
 journal.
+
+One runner per delivery: the lease is taken in the name of the work message and of which delivery
+of it this is (:class:`LeaseHolder`). SQS delivers a message at least once, and may hand the same
+delivery to two runners at the same time (one message id, two receipt handles): the second finds
+the lease held and is turned away, so one runner advances the instance, not two racing on every
+step. A *later* delivery (a higher receive count) takes back a live lease its message held: the
+earlier delivery gave the message back after a failure it could not release the lease through,
+or its invocation died (the queue hides a message longer than a runner runs), so nobody is
+using that lease. The runner that loses its lease that way stops at its next look at its lease,
+and every write it still makes is conditional (first writer wins, ``version``): the journal stays
+right either way.
 """
 
 from __future__ import annotations
@@ -100,6 +111,15 @@ class RunnerSettings:
     max_passes: int = 1_000
 
 
+@immutable
+class LeaseHolder:
+    """Who takes an instance's lease: a work message (``owner``, its id) and which delivery of
+    it (``delivery``, SQS's receive count: 1 the first time). See the module docstring."""
+
+    owner: str
+    delivery: int = 1
+
+
 @dataclass(slots=True)
 class AdvanceResult:
     """What one advance did, for logs and metrics."""
@@ -156,6 +176,7 @@ class Runner:
         remaining: Callable[[], float] | None = None,
         *,
         owner: str | None = None,
+        delivery: int = 1,
     ) -> AdvanceResult:
         """Advance ``ref`` as far as it goes in this invocation.
 
@@ -165,6 +186,8 @@ class Runner:
                 no limit.
             owner: who takes the lease: the work message's id, so that the same message
                 delivered again after a failure takes back the lease it held (default: new).
+            delivery: which delivery of ``owner``'s message this is (SQS's receive count): a
+                later one may take back the lease, a copy of the same one is turned away.
 
         Returns:
             The status the instance was left in. ``skipped`` when another runner holds the
@@ -174,29 +197,25 @@ class Runner:
             InfrastructureError: the store or the queue failed; the lease was given back (when
                 that was possible), nothing is lost, deliver the work again later.
         """
-        owner = owner or uuid.uuid4().hex
+        holder = LeaseHolder(owner or uuid.uuid4().hex, delivery)
         try:
-            return await self._advance(ref, remaining, owner)
+            return await self._advance(ref, remaining, holder)
         except Exception:
-            self._release(ref, owner)
+            self._release(ref, holder)
             raise
 
-    def _release(self, ref: InstanceRef, owner: str) -> None:
+    def _release(self, ref: InstanceRef, holder: LeaseHolder) -> None:
         """Give the lease back after a failure, and make the instance due now (best effort:
         if this fails too, the lease expires and the sweep finds the instance then)."""
         try:
-            self.store.release_lease(ref, owner, self.clock.time())
+            self.store.release_lease(ref, holder.owner, self.clock.time(), delivery=holder.delivery)
         except InfrastructureError as exc:
             log.warning("could not release the lease of %s: %s", ref, exc)
 
     async def _advance(
-        self, ref: InstanceRef, remaining: Callable[[], float] | None, owner: str
+        self, ref: InstanceRef, remaining: Callable[[], float] | None, holder: LeaseHolder
     ) -> AdvanceResult:
-        now = self.clock.time()
-        if self.slots is not None and self.slots.limited(ref.workflow):
-            leased = self.slots.lease(ref, owner, now, now + self.settings.lease_seconds)
-        else:
-            leased = self.store.acquire_lease(ref, owner, now, now + self.settings.lease_seconds)
+        leased = self._lease(ref, holder)
         if leased is None:
             return AdvanceResult(None, skipped=True)
         self._notify(leased)
@@ -205,11 +224,11 @@ class Runner:
         for passes in range(1, self.settings.max_passes + 1):
             result.passes = passes
             record = state.record
-            if record.lease_owner != owner:
+            if not record.held_by(holder.owner, holder.delivery):
                 return result  # our lease was taken over
             transition = self._settled(record)
             if transition is None:
-                outcome = await self._replay(state, owner, remaining, result)
+                outcome = await self._replay(state, holder, remaining, result)
                 if isinstance(outcome, Suspended) and outcome.reason is SuspendReason.LOST:
                     return result
                 if self._should_wait_inline(outcome, remaining):
@@ -247,6 +266,16 @@ class Runner:
         self.store.update(ref, last.version, Yield().change(last, self.clock.time()) or Change())
         return AdvanceResult(
             state.record.status, self.settings.max_passes, suspended=SuspendReason.YIELD
+        )
+
+    def _lease(self, ref: InstanceRef, holder: LeaseHolder) -> InstanceRecord | None:
+        """The instance's lease for ``holder`` (through its concurrency slots, if limited)."""
+        now = self.clock.time()
+        expires_at = now + self.settings.lease_seconds
+        if self.slots is not None and self.slots.limited(ref.workflow):
+            return self.slots.lease(ref, holder.owner, now, expires_at, delivery=holder.delivery)
+        return self.store.acquire_lease(
+            ref, holder.owner, now, expires_at, delivery=holder.delivery
         )
 
     # --- deciding -------------------------------------------------------------------------
@@ -309,7 +338,7 @@ class Runner:
     async def _replay(
         self,
         state: InstanceState,
-        owner: str,
+        holder: LeaseHolder,
         remaining: Callable[[], float] | None,
         result: AdvanceResult,
     ) -> Outcome:
@@ -337,7 +366,7 @@ class Runner:
             lambda entry: self.store.record_async(record.ref, record.generation, entry),
             self.clock,
             pauses=record.pauses,
-            check_signals=self._signal_check(record, owner, remaining),
+            check_signals=self._signal_check(record, holder, remaining),
             settle_timeout=self._settle_timeout(remaining),
             ref=record.ref,
             interceptor=self.interceptor,
@@ -362,7 +391,7 @@ class Runner:
         return max(0.0, remaining() - self.settings.margin_seconds)
 
     def _signal_check(
-        self, loaded: InstanceRecord, owner: str, remaining: Callable[[], float] | None
+        self, loaded: InstanceRecord, holder: LeaseHolder, remaining: Callable[[], float] | None
     ) -> Callable[[], SuspendReason | None]:
         """Before each new step: out of time? paused, terminated, restarted, lease lost?"""
         last_look = self.clock.time()
@@ -375,7 +404,12 @@ class Runner:
             if now - last_look < self.settings.signal_interval:
                 return None
             last_look = now
-            current = self.store.renew_lease(loaded.ref, owner, now + self.settings.lease_seconds)
+            current = self.store.renew_lease(
+                loaded.ref,
+                holder.owner,
+                now + self.settings.lease_seconds,
+                delivery=holder.delivery,
+            )
             if current is None:
                 return SuspendReason.LOST
             if current.generation != loaded.generation:

@@ -240,13 +240,15 @@ class MemoryStore:
         expires_at: float,
         *,
         needs_slot: bool = False,
+        delivery: int = 1,
     ) -> InstanceRecord | None:
         with self._lock:
             stored = self._instances.get(ref)
             if stored is None:
                 return None
             record = stored.record
-            lease_free = not record.leased(now) or record.lease_owner == owner
+            earlier = record.lease_owner == owner and (record.lease_delivery or 0) < delivery
+            lease_free = not record.leased(now) or earlier  # as on DynamoDB: see its adapter
             if record.status not in RUNNABLE or not lease_free:
                 return None
             if needs_slot and record.slot is None:
@@ -258,6 +260,7 @@ class MemoryStore:
                 record,
                 status=status,
                 lease_owner=owner,
+                lease_delivery=delivery,
                 lease_expires_at=expires_at,
                 version=record.version + 1,
                 started_at=record.started_at or now,
@@ -269,23 +272,28 @@ class MemoryStore:
             self.writes += 1
             return stored.record
 
-    def release_lease(self, ref: InstanceRef, owner: str, due_at: float) -> None:
+    def release_lease(
+        self, ref: InstanceRef, owner: str, due_at: float, *, delivery: int = 1
+    ) -> None:
         with self._lock:
             stored = self._instances.get(ref)
-            if stored is None or stored.record.lease_owner != owner:
+            if stored is None or not stored.record.held_by(owner, delivery):
                 return
             stored.record = dataclasses.replace(
                 stored.record,
                 lease_owner=None,
                 lease_expires_at=None,
+                lease_delivery=None,
                 due_at=due_at,
                 item_writes=stored.record.item_writes + 1,
             )
 
-    def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
+    def renew_lease(
+        self, ref: InstanceRef, owner: str, expires_at: float, *, delivery: int = 1
+    ) -> InstanceRecord | None:
         with self._lock:
             stored = self._instances.get(ref)
-            if stored is None or stored.record.lease_owner != owner:
+            if stored is None or not stored.record.held_by(owner, delivery):
                 return None
             # a write even under a still clock, as on DynamoDB (see lambda_workflows.engine.usage)
             stored.record = dataclasses.replace(
@@ -337,7 +345,7 @@ class MemoryStore:
         with self._lock:
             stored = self._stored(ref)
             stored.record = dataclasses.replace(
-                stored.record, lease_owner=None, lease_expires_at=None
+                stored.record, lease_owner=None, lease_expires_at=None, lease_delivery=None
             )
 
     def journal(self, ref: InstanceRef) -> list[JournalEntry]:

@@ -262,6 +262,7 @@ class InstanceRecord:
     error: ErrorInfo | None = None
     lease_owner: str | None = None
     lease_expires_at: float | None = None
+    lease_delivery: int | None = None  # which delivery of the owner's message (engine.advance)
     # what it used, counted in writes the store makes anyway (see lambda_workflows.engine.usage)
     invocations: int = 0  # runner invocations that took its lease
     item_writes: int = 0  # writes of the instance item itself (and of its events)
@@ -284,6 +285,10 @@ class InstanceRecord:
     def leased(self, now: float) -> bool:
         """True while a runner holds a live lease on the instance."""
         return self.lease_owner is not None and (self.lease_expires_at or 0.0) > now
+
+    def held_by(self, owner: str, delivery: int) -> bool:
+        """True when the lease is ``owner``'s, taken by its delivery ``delivery``."""
+        return self.lease_owner == owner and self.lease_delivery == delivery
 
 
 class EntryKind(StrEnum):

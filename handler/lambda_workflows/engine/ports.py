@@ -182,9 +182,12 @@ class InstanceStore(Protocol):
         expires_at: float,
         *,
         needs_slot: bool = False,
+        delivery: int = 1,
     ) -> InstanceRecord | None:
         """Take the instance's lease if it is runnable and the lease is free, expired, or
-        already ``owner``'s (a redelivered message takes back the lease it held), and, with
+        held by an earlier ``delivery`` of ``owner`` (a message delivered again after its
+        runner gave it back or died takes back the lease it held; a copy of the same delivery,
+        handed to a second runner at the same time, is turned away), and, with
         ``needs_slot``, only if it holds a slot of its workflow's concurrency limit.
 
         Sets status running when it was queued or waiting, sets ``due_at`` to the lease's
@@ -193,14 +196,20 @@ class InstanceStore(Protocol):
         """
         ...
 
-    def release_lease(self, ref: InstanceRef, owner: str, due_at: float) -> None:
-        """Drop ``owner``'s lease (if it still holds it) and make the instance due at
-        ``due_at``; the version is unchanged. Used on the failure paths of a runner.
+    def release_lease(
+        self, ref: InstanceRef, owner: str, due_at: float, *, delivery: int = 1
+    ) -> None:
+        """Drop the lease of ``owner``'s ``delivery`` (if it still holds it) and make the
+        instance due at ``due_at``; the version is unchanged. Used on the failure paths of a
+        runner.
         """
         ...
 
-    def renew_lease(self, ref: InstanceRef, owner: str, expires_at: float) -> InstanceRecord | None:
-        """Extend a lease still held by ``owner`` (version unchanged); None if it was lost."""
+    def renew_lease(
+        self, ref: InstanceRef, owner: str, expires_at: float, *, delivery: int = 1
+    ) -> InstanceRecord | None:
+        """Extend a lease still held by ``owner``'s ``delivery`` (version unchanged); None if
+        it was lost."""
         ...
 
     def list_instances(

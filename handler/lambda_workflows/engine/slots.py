@@ -259,15 +259,21 @@ class SlotGate:
     # --- the runner's side ----------------------------------------------------------------
 
     def lease(
-        self, ref: InstanceRef, owner: str, now: float, expires_at: float
+        self, ref: InstanceRef, owner: str, now: float, expires_at: float, *, delivery: int = 1
     ) -> InstanceRecord | None:
-        """The instance's lease, taken only while it holds a slot: at once when it does
-        (granted by a release, or it was running), else after queuing it and pumping its
-        group. None: it waits in line (or is not runnable, or leased by someone else)."""
-        leased = self.store.acquire_lease(ref, owner, now, expires_at, needs_slot=True)
+        """The instance's lease (for ``owner``'s ``delivery``, as
+        :meth:`InstanceStore.acquire_lease` takes it), taken only while it holds a slot: at
+        once when it does (granted by a release, or it was running), else after queuing it and
+        pumping its group. None: it waits in line (or is not runnable, or leased by someone
+        else)."""
+        leased = self.store.acquire_lease(
+            ref, owner, now, expires_at, needs_slot=True, delivery=delivery
+        )
         if leased is not None or not self.admit(ref):
             return leased
-        return self.store.acquire_lease(ref, owner, now, expires_at, needs_slot=True)
+        return self.store.acquire_lease(
+            ref, owner, now, expires_at, needs_slot=True, delivery=delivery
+        )
 
     def admit(self, ref: InstanceRef) -> bool:
         """Get the instance a slot if it can have one now; True when it holds one."""

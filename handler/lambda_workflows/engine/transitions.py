@@ -120,7 +120,7 @@ class Change:
             if f.name != "release" and getattr(self, f.name) is not KEEP
         }
         if self.release:
-            found |= {"lease_owner": None, "lease_expires_at": None}
+            found |= {"lease_owner": None, "lease_expires_at": None, "lease_delivery": None}
         return found
 
     def applied(self, record: InstanceRecord) -> InstanceRecord:

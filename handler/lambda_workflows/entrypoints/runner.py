@@ -3,11 +3,13 @@
 Triggered by the work queue with ``ReportBatchItemFailures``: each message is one instance to
 advance; a message whose instance fails for an infrastructure reason (an InfrastructureError:
 throttled, unreachable, outcome unknown) is reported and redelivered, the others succeed. The
-lease is taken in the message's name, so the same message delivered again takes back the lease
-it held if giving it back failed; and the message comes back after a short backoff instead of
-the queue's long visibility timeout. A malformed message is logged and dropped (it can never
-succeed, and redelivering it would only park it in the DLQ), and so is a message for an
-instance that was deleted (maybe while this invocation advanced it).
+lease is taken in the name of the message and of its delivery (its receive count), so the same
+message delivered again takes back the lease it held if giving it back failed, while a copy of
+one delivery handed to a second runner at the same time is turned away (see
+:mod:`lambda_workflows.engine.advance`); and the message comes back after a short backoff
+instead of the queue's long visibility timeout. A malformed message is logged and dropped (it
+can never succeed, and redelivering it would only park it in the DLQ), and so is a message for
+an instance that was deleted (maybe while this invocation advanced it).
 """
 
 from __future__ import annotations
@@ -53,7 +55,11 @@ def record_handler(record: SqsRecord, runtime: AwsRuntime) -> AdvanceResult | No
     try:
         remaining = remaining_seconds()
         clock = (lambda: remaining_seconds() or 0.0) if remaining is not None else None
-        result = asyncio.run(runtime.runner.advance(ref, clock, owner=record.message_id))
+        result = asyncio.run(
+            runtime.runner.advance(
+                ref, clock, owner=record.message_id, delivery=record.receive_count
+            )
+        )
     except InstanceNotFound:
         # deleted (maybe while this invocation advanced it): nothing is left to do, and
         # nothing it wrote since is ever read
