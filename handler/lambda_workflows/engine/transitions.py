@@ -13,7 +13,8 @@ transition             from                      to                   by, and it
 =====================  ========================  ===================  =============================
 create                 (nothing)                 queued               API; the id is free
 lease                  queued, waiting, running  running              runner; lease free, expired
-                       waitingForPause           waitingForPause      or already its own
+                       waitingForPause           waitingForPause      or an earlier delivery's of
+                                                                      its message
 release                any                       (unchanged)          runner; it holds the lease
 event                  not finished              (unchanged)          API; version unchanged
 Finish                 running, waitingForPause  complete, errored    runner; run() returned/raised
