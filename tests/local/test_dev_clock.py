@@ -3,6 +3,7 @@ timeouts altogether; only `lambda-workflows dev` has these routes, never the Lam
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Iterator
@@ -193,3 +194,115 @@ def test_by_default_an_event_wait_is_not_skipped_even_with_sleeps_skipped() -> N
         assert run_one(runtime, "s-2") == "waiting"
     finally:
         runtime.close()
+
+
+# --- skipping sleeps never jumps over an event-wait timeout ----------------------------------
+
+
+class Nap(WorkflowEntrypoint):
+    """Sleeps as long as its params say, then finishes."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        await step.sleep("nap", event.payload["for"])
+        return "rested"
+
+
+class WaitBesideANap(WorkflowEntrypoint):
+    """Waits up to 2 days for an approval while, in the same gather, it sleeps 3 days."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        async def approval() -> bool:
+            try:
+                await step.wait_for_event("approval", type="approved", timeout="2 days")
+            except WorkflowTimeoutError:
+                return False
+            return True
+
+        approved, _ = await asyncio.gather(approval(), step.sleep("nap", "3 days"))
+        return {"approved": approved}
+
+
+@pytest.fixture
+def napping() -> Iterator[tuple[Dev, list[str]]]:
+    lines: list[str] = []
+    workflows = {"approval": Approval, "nap": Nap, "beside": WaitBesideANap}
+    runtime = LocalRuntime(workflows, out=lines.append)  # sleeps skipped, event timeouts not
+    with serving(runtime, worker=False) as running:
+        yield Dev(runtime, running.url), lines
+
+
+def create(dev: Dev, workflow: str, instance_id: str, params: Any = None) -> None:
+    body = json.dumps({"instance_id": instance_id, "params": params or {}}).encode()
+    status, _, answer = dev.call("POST", f"/workflows/{workflow}/instances", body)
+    assert status == 201, answer
+    dev.runtime.run_until_idle()
+
+
+def output_of(dev: Dev, workflow: str, instance_id: str) -> Any:
+    status, _, body = dev.call("GET", f"/workflows/{workflow}/instances/{instance_id}")
+    assert status == 200, body
+    return body["status"], body.get("output")
+
+
+def test_skipping_a_longer_sleep_does_not_time_out_another_instances_event_wait(
+    napping: tuple[Dev, list[str]],
+) -> None:
+    dev, lines = napping
+    # GIVEN an instance waiting up to 2 days for its approval
+    create(dev, "approval", "a-1")
+    before = dev.now()
+    # WHEN another instance sleeps 3 days and the dev server skips that sleep
+    create(dev, "nap", "n-1", {"for": "3 days"})
+    # THEN the sleep is over, but the wait goes on: the time skipped is not the wait's, and
+    # the screen says so
+    assert output_of(dev, "nap", "n-1") == ("complete", "rested")
+    assert dev.now() - before >= timedelta(days=3)
+    assert output_of(dev, "approval", "a-1") == ("waiting", None)
+    kept = [line for line in lines if "keeps its time" in line]
+    assert len(kept) == 1 and "event-wait timeout of approval/a-1" in kept[0], lines
+    # AND the approval sent now is the one it gets
+    status, _, _ = dev.call("POST", "/workflows/approval/instances/a-1/events/approved", b"{}")
+    assert status == 202
+    dev.runtime.run_until_idle()
+    assert output_of(dev, "approval", "a-1") == ("complete", {"approved": True})
+
+
+def test_moving_the_clock_by_hand_counts_toward_a_wait_that_skipping_did_not(
+    napping: tuple[Dev, list[str]],
+) -> None:
+    # GIVEN a 2-day event wait, and 3 days of another instance's sleep skipped since it began
+    dev, _ = napping
+    create(dev, "approval", "a-3")
+    create(dev, "nap", "n-3", {"for": "3 days"})
+    # WHEN the clock is moved by less than the wait's 2 days: THEN it still waits
+    dev.call("POST", "/_dev/clock/advance", b'{"by": "1 day"}')
+    dev.runtime.run_until_idle()
+    assert output_of(dev, "approval", "a-3") == ("waiting", None)
+    # WHEN it is moved past them: THEN the wait times out
+    dev.call("POST", "/_dev/clock/advance", b'{"by": "1 day"}')
+    dev.call("POST", "/_dev/clock/advance", b'{"by": "1 minute"}')  # whole seconds
+    dev.runtime.run_until_idle()
+    assert output_of(dev, "approval", "a-3") == ("complete", {"approved": False})
+
+
+def test_a_shorter_sleep_is_still_skipped_beside_an_event_wait(
+    napping: tuple[Dev, list[str]],
+) -> None:
+    dev, _ = napping
+    create(dev, "approval", "a-2")
+    create(dev, "nap", "n-2", {"for": "1 day"})
+    assert output_of(dev, "nap", "n-2") == ("complete", "rested")
+    assert output_of(dev, "approval", "a-2") == ("waiting", None)  # 1 day of its 2 is left
+
+
+def test_a_sleep_beside_an_event_wait_in_one_gather_does_not_time_the_wait_out(
+    napping: tuple[Dev, list[str]],
+) -> None:
+    dev, _ = napping
+    before = dev.now()
+    create(dev, "beside", "b-1")
+    assert output_of(dev, "beside", "b-1") == ("waiting", None)
+    assert dev.now() - before < timedelta(minutes=1)
+    dev.call("POST", "/workflows/beside/instances/b-1/events/approved", b"{}")
+    dev.runtime.run_until_idle()  # the approval came: the 3-day sleep is skipped
+    assert output_of(dev, "beside", "b-1") == ("complete", {"approved": True})

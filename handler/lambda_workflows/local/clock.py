@@ -5,6 +5,11 @@ sleep or a retry delay, the runtime moves this clock to it instead of waiting (t
 so); event-wait timeouts are skipped that way only when asked (``skip_event_timeouts``),
 since an event may still arrive. And a developer moves it by hand
 (``POST /_dev/clock/advance``), to see what a 2-day timeout does without waiting 2 days.
+
+The clock is every instance's, but a skip is for the sleeping one: the time skipped does not
+count toward a wake-up of a kind that is not skipped (:class:`HeldWakeUps`). An instance that
+waits up to 2 days for an event keeps its 2 days however many days of other instances' sleeps
+are skipped meanwhile; time that really passes, or that a developer moves the clock by, counts.
 """
 
 from __future__ import annotations
@@ -45,3 +50,27 @@ class SkippingClock:
         with self._lock:
             self._offset += seconds
             return self.time()
+
+
+class HeldWakeUps:
+    """When wake-ups that are not skipped are due: their time plus the time skipped since
+    they were set (first seen), so skipping one instance's sleep brings none of them forward.
+
+    Its instance's journal still holds the deadline on the clock's terms: shown as passed while
+    the wait goes on, and a replay of that instance for another reason (another event type, a
+    resume) after it times the wait out then, as the clock says.
+    """
+
+    def __init__(self, clock: SkippingClock) -> None:
+        self._clock = clock
+        self._skipped_before: dict[tuple[str, float], float] = {}  # (name, at): skipped then
+
+    def due_at(self, name: str, at: float) -> float:
+        """When the wake-up ``name`` set for ``at`` is due on the clock."""
+        before = self._skipped_before.setdefault((name, at), self._clock.skipped)
+        return at + self._clock.skipped - before
+
+    def keep_only(self, pending: set[tuple[str, float]]) -> None:
+        """Forget the wake-ups that are gone (fired, or replaced)."""
+        for key in set(self._skipped_before) - pending:
+            del self._skipped_before[key]

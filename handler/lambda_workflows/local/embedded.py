@@ -203,12 +203,14 @@ class EmbeddedAws:
         now = self.clock.time()
         for schedule in self.schedules():
             if schedule.at <= now:
-                self.send(schedule.ref)
-                self.scheduler.delete_schedule(
-                    Name=schedule.name, GroupName=self.settings.schedule_group
-                )
+                self.fire(schedule)
                 fired += 1
         return fired
+
+    def fire(self, schedule: PendingSchedule) -> None:
+        """Fire ``schedule`` now: send its input, delete it."""
+        self.send(schedule.ref)
+        self.scheduler.delete_schedule(Name=schedule.name, GroupName=self.settings.schedule_group)
 
 
 _MOTO_LOCK = threading.RLock()

@@ -3,7 +3,8 @@
 - a worker thread feeds the work queue's messages to the real RunnerFunction handler;
 - a scheduler emulator fires due EventBridge Scheduler schedules (moto never does) and deletes
   them; with ``skip_sleeps`` it also jumps the clock over idle sleeps and retry delays, with
-  ``skip_event_timeouts`` over event-wait timeouts;
+  ``skip_event_timeouts`` over event-wait timeouts; the time skipped does not count toward the
+  wake-ups it does not skip (see :class:`.clock.HeldWakeUps`);
 - the workflows' recurring schedules (``schedules = [...]``) are reconciled at start, as the
   sweep does after a deploy, and fire on the clock, real time passing or moved by
   ``POST /_dev/clock/advance``, through the trigger queue and the real TriggerFunction
@@ -36,7 +37,7 @@ from lambda_workflows.engine.durations import format_duration
 from lambda_workflows.engine.entrypoint import WorkflowEntrypoint
 from lambda_workflows.engine.model import InstanceRecord
 
-from .clock import SkippingClock
+from .clock import HeldWakeUps, SkippingClock
 from .dev_events import DevEvents
 from .dev_routes import DevRoutes, is_dev_path
 from .embedded import EmbeddedAws, LambdaContext, PendingSchedule
@@ -102,6 +103,8 @@ class LocalRuntime:
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
         self.crashes = 0
+        self._held = HeldWakeUps(self.clock)  # wake-ups not skipped: skipped time not counted
+        self._said_held: set[str] = set()  # those the screen said so of
         self._logs.attach()  # last: a runtime that failed to start has changed no logger
 
     # --- status lines ---------------------------------------------------------------------
@@ -131,7 +134,7 @@ class LocalRuntime:
             self._invoke(messages)
             return True
         with self._schedules_lock:
-            if self.aws.fire_due_schedules() or self._fire_recurring():
+            if self._fire_due() or self._fire_recurring():
                 return True
         if self.skip_sleeps or self.skip_event_timeouts:
             upcoming = [s for s in self.aws.schedules() if self._skippable(s)]
@@ -144,8 +147,39 @@ class LocalRuntime:
                         f"[{iso(self.clock.time())}] skipped {gap:,.0f} s of idle time "
                         f"({what} of {upcoming[0].ref})"
                     )
+                    self._say_held()
                 return True
         return False
+
+    def _fire_due(self) -> int:
+        """Fire the schedules due now; one of a kind that is not skipped is due once its time
+        passed without counting the time skipped since it was set (see HeldWakeUps)."""
+        now = self.clock.time()
+        pending = self.aws.schedules()
+        self._held.keep_only({(s.name, s.at) for s in pending})
+        due = [s for s in pending if self._due_at(s) <= now]
+        for schedule in due:
+            self.aws.fire(schedule)
+        return len(due)
+
+    def _due_at(self, schedule: PendingSchedule) -> float:
+        if self._skippable(schedule):
+            return schedule.at
+        return self._held.due_at(schedule.name, schedule.at)
+
+    def _say_held(self) -> None:
+        """Say once of each wake-up a skip passed that it still waits for its own time."""
+        for schedule in self.aws.schedules():
+            if self._skippable(schedule) or schedule.at > self.clock.time():
+                continue
+            if schedule.name in self._said_held:
+                continue
+            self._said_held.add(schedule.name)
+            what = _WAKE_UP.get(schedule.reason, schedule.reason)
+            self.out(
+                f"[{iso(self.clock.time())}] the {what} of {schedule.ref} (at "
+                f"{iso(schedule.at)}) keeps its time: the time skipped does not count toward it"
+            )
 
     def _skippable(self, schedule: PendingSchedule) -> bool:
         if schedule.reason == "event":
@@ -159,7 +193,7 @@ class LocalRuntime:
         """
         with self._schedules_lock:
             now = self.clock.advance(seconds)
-            fired = self.aws.fire_due_schedules()
+            fired = self._fire_due()
             self._fire_recurring()
         self.out(
             f"[{iso(now)}] clock moved forward {format_duration(seconds)}; "
