@@ -22,6 +22,7 @@ from lambda_workflows.engine.errors import InvalidWorkflowError
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
 from lambda_workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
 from lambda_workflows.engine.slots import line_key
+from lambda_workflows.engine.versions import PARK_RETRY_SECONDS
 from lambda_workflows.testing import Crash, WorkflowTestEnv
 
 from .faults import Faults
@@ -311,6 +312,91 @@ def test_a_runner_killed_holding_a_slot_frees_it_once_its_lease_expired(
     assert pool.complete == {"dies", "next"}
     assert pool.started == ["dies", "next"]
     assert env.get("solo", "next").status().output == "done"
+
+
+class SoloV1(WorkflowEntrypoint):
+    """Version 1 of a workflow that runs one instance at a time: two steps."""
+
+    version = "1"
+    concurrency = 1
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        await step.do("first", _one_step)
+        await step.do("second", _one_step)
+        return "v1"
+
+
+class SoloV2(WorkflowEntrypoint):
+    version = "2"
+    concurrency = 1
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        await step.do("only", _one_step)
+        return "v2"
+
+
+def _parked(env: WorkflowTestEnv, instance_id: str) -> InstanceRecord:
+    record = env.store.get(InstanceRef("orders", instance_id))
+    shown = env.get("orders", instance_id).status().status_reason
+    assert shown is not None and shown.startswith("version 1 of orders is not deployed"), shown
+    assert "in line" not in shown  # it waits for its version, not for a slot
+    return record
+
+
+def _deploy_v1_again(env: WorkflowTestEnv, pool: Pool) -> None:
+    env.workflows["orders@1"] = SoloV1
+    env.clock.advance(PARK_RETRY_SECONDS + SWEEP_MARGIN + 1)
+    assert env.sweep() >= 1  # the parked instance is posted again
+    pool.drain()
+
+
+def test_an_instance_parked_while_running_gives_its_slot_to_the_next(
+    env_of: Callable[..., WorkflowTestEnv],
+) -> None:
+    # GIVEN a limit of 1, and an instance of version 1 running (one step done, it holds the
+    # slot) when a deploy removes version 1
+    env = env_of({"orders": SoloV1})
+    pool = Pool(env, "orders", 1)
+    _create(env, "orders", ["old"])
+    assert pool.invoke()  # one step, then out of time: running, slot held, work posted again
+    assert env.store.get(InstanceRef("orders", "old")).slot == 0
+    env.workflows["orders"] = SoloV2
+    # WHEN a new instance (version 2) is created and the runners run
+    _create(env, "orders", ["new"])
+    pool.drain()
+    # THEN the old one is parked holding no slot, queued, and the new one ran to its end
+    parked = _parked(env, "old")
+    assert (parked.status, parked.slot, parked.lease_owner) == ("queued", None, None)
+    assert env.get("orders", "new").status().output == "v2"
+    # AND once version 1 is deployed again, the old one takes a slot again and finishes
+    _deploy_v1_again(env, pool)
+    assert env.get("orders", "old").status().output == "v1"
+    assert env.get("orders", "old").status().status_reason is None
+    assert pool.broken == []  # never more than one running
+
+
+def test_an_instance_parked_before_it_ran_never_takes_a_slot(
+    env_of: Callable[..., WorkflowTestEnv],
+) -> None:
+    # GIVEN a limit of 1 and an instance of version 1 queued when a deploy removes version 1
+    env = env_of({"orders": SoloV1})
+    pool = Pool(env, "orders", 1)
+    _create(env, "orders", ["old"])
+    env.workflows["orders"] = SoloV2
+    _create(env, "orders", ["new"])
+    # WHEN the runners run
+    pool.drain()
+    # THEN the old one is parked without ever running (nor taking a slot, nor keeping its
+    # place in line) and the new one ran
+    parked = _parked(env, "old")
+    assert (parked.status, parked.slot) == ("queued", None)
+    assert pool.started == ["new"]
+    assert env.store.slots.waiting("orders", 0, 10) == []
+    assert env.get("orders", "new").status().output == "v2"
+    # AND once version 1 is deployed again it queues for a slot, runs, and finishes
+    _deploy_v1_again(env, pool)
+    assert env.get("orders", "old").status().output == "v1"
+    assert pool.broken == []
 
 
 def test_a_concurrency_that_is_not_a_whole_number_from_1_to_10000_is_refused() -> None:

@@ -79,7 +79,7 @@ from .transitions import (
     Wait,
     Yield,
 )
-from .versions import PARK_RETRY_SECONDS, class_for, is_registered, not_deployed
+from .versions import PARK_RETRY_SECONDS, class_for, is_parked, not_deployed
 
 log = logging.getLogger("lambda_workflows.runner")
 
@@ -286,7 +286,7 @@ class Runner:
             return Settle()
         if record.status is InstanceStatus.WAITING_FOR_PAUSE:
             return Pause(by_runner=True)
-        if self._class_of(record) is None and is_registered(self.workflows, record.workflow):
+        if is_parked(self.workflows, record.workflow, record.workflow_version):
             return Park(not_deployed(record.workflow, record.workflow_version), PARK_RETRY_SECONDS)
         return None
 

@@ -29,6 +29,10 @@ The rules (each step is one conditional, atomic write of the store, see :class:`
 - When an instance stops running (finished, sleeping, waiting for an event or a child,
   paused), the runner releases its slot: it hands it directly to the oldest instance in line,
   or frees it when nobody waits.
+- An instance whose workflow version is not deployed (it is parked, see
+  :class:`~lambda_workflows.engine.transitions.Park`) holds no slot and no place in line: the
+  runner given one parks it instead of queuing it, and one that held a slot gives it up as it
+  parks. Once its version is deployed again, its next message queues it like any other.
 - A slot whose holder's runner died is reclaimed once the holder's lease expired
   (:class:`ReclaimSlot`): the holder is queued again (first in line: it is older) and the slot
   goes to the oldest waiting. The slot's ``check_at`` says when to look at its holder; the
@@ -66,10 +70,12 @@ from .transitions import (
     WAITING_FOR_SLOT,
     Change,
     GrantSlot,
+    Park,
     QueueForSlot,
     ReclaimSlot,
     ReleaseSlot,
 )
+from .versions import PARK_RETRY_SECONDS, is_parked, not_deployed
 
 log = logging.getLogger("lambda_workflows.slots")
 
@@ -228,12 +234,18 @@ class SlotGate:
     """The concurrency limits of the registered workflows, enforced on a store's slots."""
 
     def __init__(
-        self, limits: Mapping[str, int], store: InstanceStore, queue: WorkQueue, clock: Clock
+        self,
+        limits: Mapping[str, int],
+        store: InstanceStore,
+        queue: WorkQueue,
+        clock: Clock,
+        workflows: Mapping[str, Any] | None = None,
     ) -> None:
         self.limits = limits
         self.store = store
         self.queue = queue
         self.clock = clock
+        self._workflows = workflows or {}  # the registry: whose versions are deployed
 
     @functools.cached_property
     def slot_items(self) -> SlotStore:
@@ -250,7 +262,7 @@ class SlotGate:
         class only."""
         if not isinstance(workflows, Mapping) or not has_slots(store):
             return None
-        return cls(Limits(workflows), store, queue, clock)
+        return cls(Limits(workflows), store, queue, clock, workflows)
 
     def limited(self, workflow: str) -> bool:
         """True when ``workflow`` declares a concurrency limit."""
@@ -291,11 +303,23 @@ class SlotGate:
             if record.leased(now):
                 return False  # another runner has it (it holds a slot, or will queue it)
             group = group_of(ref.id, limit)
+            if is_parked(self._workflows, record.workflow, record.workflow_version):
+                if self._park(record, group) is None:
+                    continue  # it changed meanwhile: look again
+                return False
             change = QueueForSlot().change(record, now) or Change()
             if self.slot_items.enqueue(record, group, change) is None:
                 continue  # it changed meanwhile: look again
             return ref.id in self.pump(ref.workflow, group, caller=ref.id)
         return False  # changing fast: its next message (or the sweep) tries again
+
+    def _park(self, record: InstanceRecord, group: int) -> InstanceRecord | None:
+        """Park an instance whose version is not deployed instead of queuing it: out of line
+        (it joined at creation), and due again later (the record, or None if it changed)."""
+        self.slot_items.leave(record.workflow, group, line_key(record))
+        reason = not_deployed(record.workflow, record.workflow_version)
+        change = Park(reason, PARK_RETRY_SECONDS).change(record, self.clock.time())
+        return self.store.update(record.ref, record.version, change or Change())
 
     def release(self, record: InstanceRecord) -> None:
         """Hand ``record``'s slot to the oldest instance in line, or free it.
@@ -420,8 +444,8 @@ class SlotGate:
 
     def reason(self, record: InstanceRecord) -> str | None:
         """The status reason of a waiting instance, with its place in line."""
-        if record.status_reason is None or record.workflow not in self.limits:
-            return record.status_reason
+        if record.status_reason != WAITING_FOR_SLOT or record.workflow not in self.limits:
+            return record.status_reason  # none, or another reason: parked, say
         if record.status is not InstanceStatus.QUEUED or record.slot is not None:
             return record.status_reason
         limit = self.limits[record.workflow]

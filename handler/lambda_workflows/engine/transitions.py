@@ -34,8 +34,10 @@ GrantSlot              queued                    queued (with slot)   runner, sw
 ReleaseSlot            not running               (unchanged)          runner; it holds a slot
 ReclaimSlot            running, waitingForPause  queued, paused       runner, sweep; its lease
                                                                       expired holding a slot
-Park                   running                   (unchanged)          runner; the instance's version
-                                                                      is not registered
+Park                   running                   (unchanged); queued  runner; the instance's version
+                                                 if it held a slot    is not registered
+                       queued, waiting           (unchanged)          runner, in place of queuing it
+                                                                      for a slot (engine.slots)
 Pause                  queued, running,          paused               API, or the runner when it
                        waiting, waitingForPause                       stops (nothing running)
                        running (leased)          waitingForPause      API; a runner is busy
@@ -242,13 +244,20 @@ class Yield:
 class Park:
     """The instance's workflow version is not registered: it is not replayed, not failed. It
     keeps its status, says why (``status_reason``) and is due again ``retry`` seconds later, so
-    the recovery sweep posts it once more and it continues once that version is deployed."""
+    the recovery sweep posts it once more and it continues once that version is deployed.
+
+    A parked instance holds no concurrency slot (it cannot run, and would keep an instance
+    that can from running): one that held a slot is ``queued`` instead, and the runner hands
+    the slot on (see :mod:`lambda_workflows.engine.slots`)."""
 
     reason: str
     retry: float
 
     def change(self, record: InstanceRecord, now: float) -> Change | None:
-        return Change(status_reason=self.reason, due_at=now + self.retry, release=True)
+        change = Change(status_reason=self.reason, due_at=now + self.retry, release=True)
+        if record.slot is not None:
+            return dataclasses.replace(change, status=InstanceStatus.QUEUED, updated_at=now)
+        return change
 
 
 @immutable

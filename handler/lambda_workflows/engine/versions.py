@@ -67,6 +67,12 @@ def class_for(workflows: Collection[str], name: str, version: str) -> Any:
     return workflows.get(f"{name}@{version}")
 
 
+def is_parked(workflows: Collection[str], name: str, version: str) -> bool:
+    """True when an instance of ``name`` created on ``version`` is parked here: some version
+    of ``name`` is registered, but not that one (see :func:`not_deployed`)."""
+    return is_registered(workflows, name) and class_for(workflows, name, version) is None
+
+
 def newest_version(workflows: Collection[str], name: str) -> str:
     """The version a new instance (or a restart) of ``name`` runs."""
     cls = workflows.get(name) if isinstance(workflows, Mapping) else None
