@@ -83,6 +83,7 @@ def test_public_api_is_pinned() -> None:
         "StepInfo",
         "StepLimitExceeded",
         "StepNotFound",
+        "SuspensionCaughtError",
         "SystemClock",
         "UnawaitedStepError",
         "UnknownWorkflow",

@@ -2,8 +2,9 @@
 
 Everything raised on purpose derives from :class:`WorkflowError`. Errors a workflow author
 meets (:class:`NonRetryableError`, :class:`WorkflowTimeoutError`, :class:`StepFailedError`,
-:class:`NonDeterminismError`, ...) are distinct from errors a caller of the instance API meets
-(:class:`InvalidInput`, :class:`InstanceAlreadyExists`, ...). Every message says what to do.
+:class:`NonDeterminismError`, :class:`SuspensionCaughtError`, ...) are distinct from errors a
+caller of the instance API meets (:class:`InvalidInput`, :class:`InstanceAlreadyExists`, ...).
+Every message says what to do.
 
 The engine's own control-flow signal (:class:`Suspend`) is a ``BaseException`` so that a
 user's ``except Exception`` in ``run()`` can never swallow it.
@@ -66,6 +67,20 @@ class UnawaitedStepError(WorkflowError):
     """``run()`` returned while a step it started was never awaited."""
 
     code = "unawaited_step"
+
+
+class SuspensionCaughtError(WorkflowError):
+    """``run()`` (or a step callback) caught the engine's suspension of a step and went on.
+
+    A step that must wait (a sleep, an event, a retry delay, a pause) stops ``run()`` by raising
+    through it: the engine's :class:`Suspend`, or the ``asyncio.CancelledError`` it sends to
+    ``run()``. An ``except BaseException``, ``except asyncio.CancelledError``, bare ``except:``
+    or a ``return`` in ``finally`` around the step ends that, and ``run()`` would go on as if
+    the step had finished. The instance errors instead, with a message naming the step's line
+    and, when it can be found, the handler's.
+    """
+
+    code = "suspension_caught"
 
 
 class EventMutationError(NonRetryableError, TypeError):

@@ -8,9 +8,11 @@ would report it done, ``except BaseException`` would swallow it. It parks instea
 running beside it (a gather's other children) go on and are recorded.
 
 When every step of the pass has parked or finished, nothing ``run()`` awaits can complete in
-this pass any more: the driver cancels ``run()``'s task, and the pass is suspended. If ``run()``
-catches that cancellation and calls another step, the step parks again; the driver cancels
-again.
+this pass any more: the driver cancels ``run()``'s task, and the pass is suspended. The
+cancellation must come back out of ``run()``: a ``finally`` (or an ``except`` that re-raises)
+may await a cleanup step on the way, which parks in turn, and the driver cancels again; a
+``run()`` that catches it and goes on (returns, raises something else, calls another step
+outside the handler) errors the instance (see :mod:`.caught`).
 """
 
 from __future__ import annotations

@@ -8,19 +8,21 @@ except through the injected callables.
 
 :class:`Replay` is the driver: it numbers calls and checks them against the journal
 (determinism), enforces the step limit, checks control signals, writes entries, and keeps the
-suspension bookkeeping (which suspension wins, steps called after one, steps still running
-when ``run()`` stops). What each ``step`` method does lives in :mod:`.operations`, one module
-per operation.
+suspension bookkeeping (which suspension wins, steps called after one, a suspension ``run()``
+caught, steps still running when ``run()`` stops). What each ``step`` method does lives in
+:mod:`.operations`, one module per operation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import codec
+from .caught import Suspension, awaiting_sites, calling_sites, caught_error
 from .clock import Clock
 from .config import StepConfig
 from .entrypoint import WorkflowEntrypoint, WorkflowEvent
@@ -85,7 +87,8 @@ CONTROL_REASONS = (
 NOT_OVER = frozenset(CONTROL_REASONS) - {SuspendReason.ROLLBACK}
 # Entries that count as a new step of the pass (AdvanceResult.steps).
 NEW_STEP_KINDS = frozenset({EntryKind.STEP, EntryKind.SLEEP, EntryKind.WAIT, EntryKind.ROLLBACK})
-# How often run() may carry on after catching the engine's suspension before that is fatal.
+# How often the driver cancels a run() that goes on awaiting after each cancellation (a
+# ``finally`` that awaits a step parks it again) before that is a caught suspension.
 MAX_SWALLOWED_SUSPENSIONS = 100
 
 
@@ -191,6 +194,9 @@ class Replay:
         self._parking = Parking()
         self._died: BaseException | None = None
         self._suspensions: list[Suspend] = []
+        self._parked: Suspension | None = None  # the last step parked at run()'s level
+        self._cancels = 0  # how often the driver cancelled run() (see _drive)
+        self._cancelled: Suspension | None = None  # the suspension of the last cancellation
         self._suspended_tasks: set[asyncio.Task[Any]] | None = None
         self._fatal: WorkflowError | None = None
         self._infra: InfrastructureError | None = None
@@ -223,8 +229,9 @@ class Replay:
         if self._fatal is not None:
             outcome = Failed(ErrorInfo(type(self._fatal).__name__, str(self._fatal)))
         elif self._suspensions:
-            # A step suspended: whatever run() returned or raised after catching the
-            # cancellation was computed without that step's outcome. The pass is suspended.
+            # A step suspended, and run() ended on its own meanwhile (a gathered step failed
+            # while another sleeps): that ending was computed without the suspended step's
+            # outcome. The pass is suspended; a later one replays with it.
             outcome = self._suspended()
         await self._settle()
         if self._infra is not None:
@@ -269,17 +276,18 @@ class Replay:
         return self._completed(output)
 
     async def _drive(self, root: asyncio.Task[Outcome]) -> Outcome:
-        """Wait for run(); once every step is parked or done, cancel it (see .parking)."""
-        cancelled = 0
+        """Wait for run(); once every step is parked or done, cancel it (see .parking).
+
+        The cancellation must come back out of run(): a run() that returns, or raises anything
+        else, caught it, and errors (see .caught)."""
         while await self._parking.stalled(root):
-            cancelled += 1
-            if cancelled > MAX_SWALLOWED_SUSPENSIONS and self._fatal is None:
-                self._fatal = WorkflowError(
-                    "run() keeps catching the cancellation of a suspended step (a sleep, an "
-                    "event wait or a retry delay) and calling more steps; do not catch "
-                    "BaseException or asyncio.CancelledError around steps (rules of "
-                    "Workflows: always await your steps)"
-                )
+            self._cancels += 1
+            if self._parked is not None:  # where run() waits: read only now, never per step
+                parked = self._parked
+                sites = awaiting_sites(root.get_coro())
+                self._cancelled = Suspension(parked.step, parked.signal, sites)
+            if self._cancels > MAX_SWALLOWED_SUSPENSIONS:
+                self._caught()
             root.cancel()
         if root.cancelled():
             return self._suspended()
@@ -290,7 +298,22 @@ class Replay:
             ):
                 return self._suspended()  # a TaskGroup whose steps were cancelled
             raise error  # a crash in run() takes the invocation down, as a dead process would
-        return root.result()
+        outcome = root.result()
+        if self._cancels and not isinstance(outcome, Suspended):
+            self._caught()  # run() returned, or raised something else: it caught it
+        return outcome
+
+    def _caught(self) -> None:
+        """run() caught the cancellation the driver sent it: the instance errors."""
+        if self._fatal is None and self._cancelled is not None:
+            self._fatal = caught_error(self._cancelled)
+
+    def suspension_caught(self, suspension: Suspension, step: str) -> NoReturn:
+        """The callback of ``step`` caught a nested step's suspension and went on: the instance
+        errors (no ``except`` in run() can hide it), and ``step`` parks, recording nothing."""
+        if self._fatal is None:
+            self._fatal = caught_error(suspension, f"the callback of step {step!r}")
+        raise suspension.signal
 
     def _completed(self, output: Any) -> Outcome:
         leftovers = self._leftover_steps()
@@ -373,9 +396,12 @@ class Replay:
         parked = False
         try:
             return await body
-        except Suspend:
-            if SCOPE.get() is not None:
-                raise  # a step nested in a callback: the enclosing step parks
+        except Suspend as signal:
+            scope = SCOPE.get()
+            if scope is not None:  # a step nested in a callback: the enclosing step parks
+                scope.suspended = Suspension(name, signal, calling_sites(sys._getframe(1)))
+                raise
+            self._parked = Suspension(name, signal)
             parked = True
             await self._parking.park()  # until the pass ends: run() never sees the Suspend
         except BaseException as exc:
@@ -444,14 +470,22 @@ class Replay:
 
     def _check_not_suspended(self) -> None:
         """A step called once the pass has suspended, from run() itself or a task it made
-        afterwards, means run() caught the cancellation of a parked step and went on. The
-        step must not run before what suspended has happened: it suspends (parks) too.
+        afterwards, must not run before what suspended has happened: it suspends (parks) too.
+
+        Called by run() itself once the driver has cancelled it, outside an ``except`` or
+        ``finally`` that is unwinding that cancellation (a cleanup step is fine: it parks),
+        it means run() caught the cancellation and went on: the instance errors.
         """
         if self._died is not None:  # the invocation is dead: nothing new starts
             self.suspend(SuspendReason.RELOAD)
         started = self._suspended_tasks
-        if started is None or asyncio.current_task() in started:
+        if started is None:
             return
+        task = asyncio.current_task()
+        if task in started:
+            return
+        if self._cancels and task is self._root_task and not _unwinding():
+            self._caught()  # run() was cancelled, and goes on outside any handler of that
         first = self._suspensions[0]
         self.suspend(first.reason, first.wake_at)
 
@@ -606,3 +640,9 @@ class Replay:
     ) -> Any:
         """The body of ``step.run_workflow``."""
         return await run_workflow.run(self, name, workflow, params, id, timeout)
+
+
+def _unwinding() -> bool:
+    """True inside an ``except`` or ``finally`` handling the engine's cancellation (or
+    suspension), in the calling coroutine or any that awaits it."""
+    return isinstance(sys.exc_info()[1], asyncio.CancelledError | Suspend)

@@ -22,7 +22,7 @@ import threading
 import traceback
 from pathlib import Path
 
-__all__ = ["MAX_TRACEBACK_BYTES", "user_traceback"]
+__all__ = ["MAX_TRACEBACK_BYTES", "is_user_file", "user_traceback"]
 
 MAX_TRACEBACK_BYTES = 8 * 1024
 _MAX_LINE = (
@@ -75,6 +75,12 @@ def _keep_user_frames(summary: traceback.TracebackException, seen: set[int]) -> 
         # An exception the library raised and handled itself, that happened to be in flight
         # when the user's code ran (no frame of theirs): not part of their failure.
         summary.__context__ = None
+
+
+def is_user_file(filename: str) -> bool:
+    """True for a file of the workflow author's code (the bundled examples included), False
+    for the library's, asyncio's and the thread machinery's."""
+    return not _is_library(filename)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -16,6 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
+from lambda_workflows.engine.caught import Suspension
 from lambda_workflows.engine.children import ChildStart, WaitFor
 from lambda_workflows.engine.config import StepConfig
 from lambda_workflows.engine.errors import SuspendReason
@@ -79,6 +80,9 @@ class StepScope:
     name: str = ""
     attempt: int = 1
     counts: dict[str, int] = field(default_factory=dict)
+    # a nested step's suspension raised through the callback: if the callback still returns
+    # or raises something else, it caught it (see lambda_workflows.engine.caught)
+    suspended: Suspension | None = None
 
 
 # The scope of the step callback running in this context; None in run() itself. A context
@@ -142,6 +146,12 @@ class Pass(Protocol):
 
     def suspend(self, reason: SuspendReason, wake_at: float | None = None) -> NoReturn:
         """Stop the pass here: the instance goes on at ``wake_at`` or on a signal."""
+        ...
+
+    def suspension_caught(self, suspension: Suspension, step: str) -> NoReturn:
+        """The callback of ``step`` caught a nested step's ``suspension`` and went on: the
+        instance errors (:class:`~lambda_workflows.engine.errors.SuspensionCaughtError`), and
+        the step stops here, recording nothing."""
         ...
 
     def now(self) -> float:

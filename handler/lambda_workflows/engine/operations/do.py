@@ -136,7 +136,8 @@ class _Attempts:
         ctx = StepContext(StepIdentity(call.name, call.count), attempt, self.config.to_dict())
         args = (ctx,) if self.with_context else ()
         label = f"step {call.name!r} attempt {attempt}"
-        token = SCOPE.set(StepScope(call.key, call.name, attempt))
+        scope = StepScope(call.key, call.name, attempt)
+        token = SCOPE.set(scope)
         self.attempt_started_at = self.replay.now()
         try:
             body = self.replay.stand_in(ctx) or self.callback  # a test's mock, else the callback
@@ -144,9 +145,13 @@ class _Attempts:
             value = await call_with_timeout(body, args, self.config.timeout, label, alone=alone)
             result = codec.encode(value, what=f"result of step {call.name!r}")
         except Exception as exc:
+            if scope.suspended is not None:  # the callback caught a nested step's suspension
+                self.replay.suspension_caught(scope.suspended, call.name)
             return await self._failed(exc, ctx)
         finally:
             SCOPE.reset(token)
+        if scope.suspended is not None:
+            self.replay.suspension_caught(scope.suspended, call.name)
         entry = call.entry(
             EntryKind.STEP,
             self.replay.now(),

@@ -29,6 +29,7 @@ from typing import Any
 
 from lambda_workflows.engine import codec
 from lambda_workflows.engine.callbacks import call_with_timeout
+from lambda_workflows.engine.caught import caught_error
 from lambda_workflows.engine.errors import (
     InstanceFailedError,
     NonRetryableError,
@@ -106,7 +107,8 @@ class _Rollback:
         ctx, output = self._step_context()
         error = InstanceFailedError(self.cause.name, self.cause.message)
         label = f"rollback of step {call.name!r} attempt {attempt}"
-        token = SCOPE.set(StepScope(self.key, call.name, attempt))
+        scope = StepScope(self.key, call.name, attempt)
+        token = SCOPE.set(scope)
         attempt_started_at = self.replay.now()
         try:
             undo, timeout = self.registered.rollback.undo, self.config.timeout
@@ -116,9 +118,16 @@ class _Rollback:
                 undo, (ctx, output, error), timeout, label, setting, alone=alone
             )
         except Exception as exc:
-            return await self._failed(exc, attempt_started_at)
+            if scope.suspended is None:
+                return await self._failed(exc, attempt_started_at)
         finally:
             SCOPE.reset(token)
+        if scope.suspended is not None:
+            # undo caught a nested step's suspension: it fails for good, naming the rule (the
+            # chain stops here; the instance is failing already)
+            caught = caught_error(scope.suspended, f"the rollback of step {call.name!r}")
+            failure = ErrorInfo(type(caught).__name__, str(caught))
+            return await self._write(EntryKind.ROLLBACK, attempt_started_at, failure)
         return await self._write(EntryKind.ROLLBACK, attempt_started_at)
 
     def _step_context(self) -> tuple[StepContext, Any]:
