@@ -28,6 +28,7 @@ ADAPTER_SERVICES = {
     "aws/slots.py": "dynamodb",
     "aws/reaper.py": "dynamodb",
     "aws/firings.py": "dynamodb",
+    "aws/deletes.py": "dynamodb",
 }
 # The classes the runtime wires together, by the attribute (or accessor) code reaches them by.
 COMPONENTS = {
@@ -42,6 +43,7 @@ COMPONENTS = {
     "reaper": ("aws/reaper.py", "ExpiredInstanceReaper"),  # the sweep's stream records
     "firings": ("engine/firing_recovery.py", "FiringRecovery"),  # the sweep's lost firings
     "ledger": ("aws/firings.py", "DynamoFiringLedger"),  # FiringRecovery.ledger
+    "deletes": ("aws/deletes.py", "InstanceDeletes"),  # DynamoStore.deletes
 }
 # Operations authorized by other actions (Service Authorization Reference).
 AUTHORIZED_BY = {

@@ -42,7 +42,7 @@ from lambda_workflows.engine.model import (
     InstanceStatus,
     JournalEntry,
 )
-from lambda_workflows.engine.ports import CLAIM_SPAN, BatchCreateResult, InstancePage, InstanceState
+from lambda_workflows.engine.ports import BatchCreateResult, InstancePage, InstanceState
 from lambda_workflows.engine.recovery import all_due_shards, due_shard
 from lambda_workflows.engine.transitions import Change
 from lambda_workflows.engine.usage import schedules_in
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from .cursors import CursorSigner
+    from .deletes import InstanceDeletes
     from .slots import DynamoSlots
 
 T = TypeVar("T")
@@ -132,7 +133,10 @@ class DynamoStore:
 
     def _create_over(self, record: InstanceRecord, tombstone: dict[str, Any]) -> None:
         """Create ``record`` in place of a deleted instance's tombstone, above its version
-        and journal generation (a late writer of the deleted instance is never read)."""
+        and journal generation (a late writer of the deleted instance is never read), once
+        the deleted instance's items under keys the new one writes again are gone (see
+        :mod:`lambda_workflows.aws.deletes`)."""
+        self.deletes.carry_over(tombstone)
         version = it.get_int(tombstone, "version")
         generation = max(record.generation, it.get_int(tombstone, "generation"))
         reborn = dataclasses.replace(record, version=version + 1, generation=generation)
@@ -301,14 +305,18 @@ class DynamoStore:
             ttl = item.get("expires_at")
             if item["sk"]["S"] != it.INSTANCE_SK and ttl is not None and float(ttl["N"]) < soon:
                 later = it.n(self.clock.time() + it.JOURNAL_HORIZON)
-                _boundary(
-                    lambda i=item, v=later: self.client.update_item(  # type: ignore[misc]
-                        TableName=self.table,
-                        Key={"pk": i["pk"], "sk": i["sk"]},
-                        UpdateExpression="SET expires_at = :t",
-                        ExpressionAttributeValues={":t": v},
+                with contextlib.suppress(_ConditionFailed):  # deleted since it was read
+                    _boundary_raw(
+                        lambda i=item, v=later: self.client.update_item(  # type: ignore[misc]
+                            TableName=self.table,
+                            Key={"pk": i["pk"], "sk": i["sk"]},
+                            UpdateExpression="SET expires_at = :t",
+                            # attribute_exists(pk): an update never recreates an item the
+                            # instance's delete removed after the load read it
+                            ConditionExpression="attribute_exists(pk)",
+                            ExpressionAttributeValues={":t": v},
+                        )
                     )
-                )
 
     def list_instances(
         self,
@@ -512,62 +520,28 @@ class DynamoStore:
         for event in events:
             item, chunks = it.event_item(pk, event, now)
             items += [item, *chunks]
-        self._batch_write([{"PutRequest": {"Item": item}} for item in items], must_finish=True)
+        self._batch_write([{"PutRequest": {"Item": item}} for item in items])
 
     def delete(self, record: InstanceRecord) -> bool:
-        ref = record.ref
-        now = self.clock.time()
-        tombstone = it.tombstone_item(
-            ref, record.version + 1, record.generation + CLAIM_SPAN + 1, now
-        )
-        try:
-            _boundary_raw(
-                lambda: self.client.put_item(
-                    TableName=self.table,
-                    Item=tombstone,
-                    # version = :expected: deleted as it was decided (terminated, finished);
-                    # a signal, a restart or another delete since then wins, and we decide
-                    # again. The tombstone's version is above every version a runner holds,
-                    # so each of its conditional writes fails from now on.
-                    ConditionExpression="#version = :expected",
-                    ExpressionAttributeNames={"#version": "version"},
-                    ExpressionAttributeValues={":expected": it.n(record.version)},
-                )
-            )
-        except _ConditionFailed:
-            return False
-        keys = [key for key in self._partition_keys(ref) if key["sk"]["S"] != it.INSTANCE_SK]
-        self._batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
-        return True
+        return self.deletes.delete(record)
 
-    def _partition_keys(self, ref: InstanceRef) -> list[dict[str, Any]]:
-        """The keys of every item of the instance's partition (one Query, paginated)."""
-        keys: list[dict[str, Any]] = []
-        start: dict[str, Any] | None = None
-        while True:
-            query: dict[str, Any] = {
-                "TableName": self.table,
-                # the whole partition, keys only
-                "KeyConditionExpression": "pk = :pk",
-                "ExpressionAttributeValues": {":pk": it.s(it.instance_pk(ref.workflow, ref.id))},
-                "ProjectionExpression": "pk, sk",
-                "ConsistentRead": True,
-            }
-            if start:
-                query["ExclusiveStartKey"] = start
-            page = _boundary(lambda q=query: self.client.query(**q))  # type: ignore[misc]
-            keys += [{"pk": i["pk"], "sk": i["sk"]} for i in page.get("Items", [])]
-            start = page.get("LastEvaluatedKey")
-            if not start:
-                return keys
+    def finish_delete(self, ref: InstanceRef) -> bool:
+        return self.deletes.finish(ref)
 
-    def _batch_write(self, requests: list[dict[str, Any]], *, must_finish: bool = False) -> None:
-        """BatchWriteItem in calls of 25, sending unprocessed items again (a few times).
+    def finish_deletes(self, before: float, limit: int = 1000) -> int:
+        return self.deletes.finish_due(before, limit)
 
-        What is still unprocessed after that raises StorageError when ``must_finish`` (a
-        restart's copies: the restart fails, nothing moved to them), else is left and logged
-        (a deleted instance's items: never read again, they expire by their TTL).
-        """
+    @functools.cached_property
+    def deletes(self) -> InstanceDeletes:
+        """Deletes and their cleanup (see lambda_workflows.aws.deletes)."""
+        from .deletes import InstanceDeletes
+
+        return InstanceDeletes(self.client, self.table, self.clock)
+
+    def _batch_write(self, requests: list[dict[str, Any]]) -> None:
+        """BatchWriteItem in calls of 25, sending unprocessed items again (a few times); what
+        is still unprocessed after that raises StorageError (a restart's copies: the restart
+        fails, nothing moved to them)."""
         for start in range(0, len(requests), _BATCH_WRITE):
             pending = requests[start : start + _BATCH_WRITE]
             for _ in range(_BATCH_TRIES):
@@ -582,10 +556,8 @@ class DynamoStore:
                     answer.get("UnprocessedItems", {}).get(self.table, [])
                 )
                 pending = unprocessed
-            if pending and must_finish:
-                raise StorageError(f"DynamoDB left {len(pending)} write(s) unprocessed; retry")
             if pending:
-                log.warning("%d item write(s) left unprocessed in %s", len(pending), self.table)
+                raise StorageError(f"DynamoDB left {len(pending)} write(s) unprocessed; retry")
 
     # --- events ---------------------------------------------------------------------------
 

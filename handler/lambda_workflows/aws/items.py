@@ -15,6 +15,8 @@ So "load an instance's whole journal" is one Query on ``pk``. Two sparse GSIs li
     by_status:   gsi1pk = "<workflow>#<status>#<shard>", gsi1sk = "<created, 17 digits>#<id>"
     by_workflow: gsi2pk = "<workflow>#<shard>",          gsi2sk = "<created, 17 digits>#<id>"
     by_due:      due_shard = "due#<n>",                  due_at (number)    (keys only)
+                 (also "deleted#<n>": deletes still owed a cleanup; "reaping": the reaper's
+                 parked partitions, see lambda_workflows.aws.reaper)
 
 The listing keys are spread over shards (a stable hash of the id, see
 :mod:`lambda_workflows.aws.shards`: why, how many, and how items written before sharding are still
@@ -31,11 +33,14 @@ as text when small, zlib-compressed as binary when that fits, and otherwise spli
 items written in the same transaction as their owner, so readers see all of it or none.
 
 Deleting an instance replaces its instance item by a tombstone (``deleted_at``, the version
-and journal generation a new instance with the same id starts above, no index keys: it lists
+and journal generation a new instance with the same id starts above, no listing keys: it lists
 nowhere and reads as missing) and then deletes every other item of the partition. A runner
 that was mid-step may still write a journal entry afterwards; it is at a generation below the
-tombstone's, so nothing ever reads it, and it expires by its TTL (so does the tombstone, once
-every such entry has).
+tombstone's, so nothing ever reads it. Until the partition is found empty after that (see
+:mod:`lambda_workflows.aws.deletes`) the tombstone carries ``cleanup`` and a ``by_due`` entry
+(``due_shard = "deleted#<n>"``), or a marker ``sk = "D#<version>"`` does, if the id was
+created again meanwhile. The tombstone expires by its TTL, after every entry such a writer
+could have made.
 
 Retention: the instance item gets ``expires_at`` (the TTL attribute) when it finishes. Journal,
 event and chunk items are written once with ``expires_at`` = write time + JOURNAL_HORIZON, so

@@ -5,6 +5,15 @@ its pending wake-ups; a running or waiting instance is terminated first, so a ru
 it stops at its next step and every conditional write it still makes is refused (see
 :meth:`~lambda_workflows.engine.ports.InstanceStore.delete`). A wake-up already on its way (a
 schedule that fired, a message in flight) finds nothing and does nothing.
+
+A delete is committed by one write (the instance reads as missing from then on); removing the
+rest can be cut short (a throttled call, a process that dies) or undone by a late writer (a
+runner that loaded the instance before the delete records the step it was running: a journal
+write is conditional on its own key, not on the instance). So a store that cannot remove
+everything at once keeps the cleanup owed until it is done: a delete of the same id while it
+is owed (a client's retry after a timeout) completes it and succeeds, and the recovery sweep
+completes every one, then looks again once :data:`SETTLE_SECONDS` have passed, when no such
+late writer can be left.
 """
 
 from __future__ import annotations
@@ -16,9 +25,20 @@ from typing import Any
 from .errors import InvalidInput
 from .limits import MAX_ID
 
-__all__ = ["DELETE_ERROR_CODES", "MAX_DELETE_BATCH", "DeleteBatchResult", "check_delete_batch"]
+__all__ = [
+    "DELETE_ERROR_CODES",
+    "MAX_DELETE_BATCH",
+    "SETTLE_SECONDS",
+    "DeleteBatchResult",
+    "check_delete_batch",
+]
 
 MAX_DELETE_BATCH = 100
+SETTLE_SECONDS = 960.0
+"""How long after a delete a writer that loaded the instance before it may still write: a
+runner invocation lasts at most the Lambda timeout (900 s), a little less than a lease
+(``RunnerSettings.lease_seconds``); a restart under way, at most the API's 29 s. The sweep's
+last look at a deleted instance's partition comes after this."""
 DELETE_ERROR_CODES = {
     "not_found": "no instance has this id (never created, or already deleted)",
     "invalid_input": "the id is not a valid instance id",

@@ -171,6 +171,25 @@ class InstanceStore(Protocol):
         Afterwards the id reads as missing (InstanceNotFound) everywhere, and every
         conditional write of someone still holding the old version fails: a runner that was
         mid-advance records nothing that is ever read, and never recreates the instance.
+
+        True means the delete is committed, even if removing the rest was cut short: that is
+        then owed, and :meth:`finish_delete` or :meth:`finish_deletes` completes it (see
+        :mod:`lambda_workflows.engine.deletion`).
+        """
+        ...
+
+    def finish_delete(self, ref: InstanceRef) -> bool:
+        """Complete the delete of ``ref`` if its cleanup is still owed (a delete cut short);
+        True when it was (the delete is now done, or continues in the sweep), False when no
+        delete of ``ref`` is owed anything (never created, or deleted and cleaned up).
+        """
+        ...
+
+    def finish_deletes(self, before: float, limit: int = 1000) -> int:
+        """Complete the cleanup of deletes due before ``before`` (the recovery sweep): what a
+        delete cut short left, and what a late writer wrote after it (looked for once
+        :data:`~lambda_workflows.engine.deletion.SETTLE_SECONDS` have passed); at most
+        ``limit`` deletes per call. Returns how many items it removed.
         """
         ...
 

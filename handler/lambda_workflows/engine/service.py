@@ -536,6 +536,9 @@ class InstanceService:
         :mod:`lambda_workflows.engine.deletion`); as with :meth:`terminate`, its children still
         running are terminated, and a child's parent gets its step's answer.
 
+        A delete of an instance whose delete was cut short (a client's retry after a timeout)
+        completes it and succeeds (see :mod:`lambda_workflows.engine.deletion`).
+
         Raises:
             InstanceNotFound: no instance has this id (never created, or already deleted);
                 nothing was changed.
@@ -543,7 +546,13 @@ class InstanceService:
         self.check_workflow(ref.workflow)
         keep = retention_of(self.workflows, ref.workflow, self.retention_seconds).error
         for _ in range(20):
-            record = self.store.get(ref)
+            try:
+                record = self.store.get(ref)
+            except InstanceNotFound:
+                if not self.store.finish_delete(ref):
+                    raise
+                self._post(lambda: self.scheduler.cancel(ref), ref)  # the first may not have
+                return
             if record.status not in FINISHED:
                 change = Terminate(keep).change(record, self.clock.time()) or Change()
                 terminated = self.store.update(ref, record.version, change)
@@ -656,13 +665,26 @@ class InstanceService:
 
         Workflows with a concurrency limit also get their free slots, and those of runners
         that died, handed to their waiting instances (see :mod:`lambda_workflows.engine.slots`);
-        those count too.
+        those count too. Deletes still owed a cleanup are completed (not counted).
         """
         overdue = self.store.overdue(self.clock.time() - SWEEP_MARGIN, limit)
         refs = [ref for ref in overdue if ref.workflow in self.workflows]
         self.queue.send_many(refs)
         granted = self.slots.reconcile() if self.slots is not None else 0
+        self._finish_deletes(limit)
         return len(refs) + granted
+
+    def _finish_deletes(self, limit: int) -> None:
+        """Complete the deletes still owed a cleanup (see :mod:`lambda_workflows.engine.deletion`),
+        of every workflow (removing what a deleted instance left runs none of its code). A
+        failure is logged: the same deletes are still owed at the next sweep."""
+        try:
+            removed = self.store.finish_deletes(self.clock.time() - SWEEP_MARGIN, limit)
+        except InfrastructureError as exc:
+            log.warning("deleted instances' leftovers not removed (%s); the next sweep will", exc)
+            return
+        if removed:
+            log.info("removed %d item(s) deleted instances left", removed)
 
     def _change(
         self, ref: InstanceRef, transition: Transition

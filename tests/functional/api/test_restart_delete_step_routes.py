@@ -17,6 +17,7 @@ from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.entrypoints.api import STEP_OUTPUT_CAP, app
 from lambda_workflows.testing import WorkflowTestEnv
 from lambda_workflows.text_timeline import render
+from tests.functional.faults import Faults
 
 from .conftest import Api
 
@@ -207,6 +208,26 @@ def test_delete_answers_200_with_the_id_then_404_and_the_instance_is_gone(api: A
     assert (again.status, again.code) == (404, "instance_not_found")
     assert "d-1" in again.message
     assert api.writes.calls == []
+
+
+def test_a_delete_retried_after_its_commit_timed_out_answers_200_then_404(api: Api) -> None:
+    # GIVEN a DELETE whose tombstone write happened but timed out on the way back
+    path = waiting(api, "d-t")
+    faults = Faults.on(api.aws.runtime)
+    committed = ("dynamodb.PutItem", "dynamodb.TransactWriteItems")
+    for operation in committed:
+        faults.arm(operation, "timeout", match=lambda p: "deleted_at" in json.dumps(p))
+
+    # WHEN the client sends it again after the 503
+    first = api.request("DELETE", path)
+    retry = api.request("DELETE", path)
+
+    # THEN the retry completes it and answers as a delete does; the next one is a 404
+    assert sum(faults.fired(operation) for operation in committed) == 1
+    assert (first.status, first.code) == (503, "storage_error")
+    assert (retry.status, retry.body) == (200, {"id": "d-t", "deleted": True})
+    assert not [i for i in api.table() if i["pk"]["S"].endswith("#d-t") and "deleted_at" not in i]
+    assert api.request("DELETE", path).code == "instance_not_found"
 
 
 def test_post_delete_answers_each_id(api: Api) -> None:
