@@ -257,3 +257,144 @@ def count_calls_of(env: WorkflowTestEnv, work: Any) -> Counter[str]:
     calls = count_calls(env)
     work()
     return calls
+
+
+# --- paging: a bounded amount of work per invocation ------------------------------------------
+
+
+def scheduled_sweep(env: WorkflowTestEnv) -> dict[str, Any]:
+    """SweepFunction's handler on its 5-minute schedule."""
+    from lambda_workflows.entrypoints.sweep import make_handler
+
+    handler = make_handler(env.aws.runtime)
+    return handler({"source": "aws.events"}, LambdaContext("SweepFunction"))
+
+
+def parked(env: WorkflowTestEnv) -> list[dict[str, Any]]:
+    """The markers of partitions left for the scheduled sweeps."""
+    client = env.aws.session.client("dynamodb")
+    found = client.scan(TableName=env.aws.settings.table_name)["Items"]
+    return [item for item in found if item["pk"]["S"].startswith("R#")]
+
+
+@pytest.fixture
+def budget(monkeypatch: pytest.MonkeyPatch) -> int:
+    """Four deletes per invocation (the real budget, 20,000, is the same code path)."""
+    from lambda_workflows.entrypoints import sweep as sweep_function
+
+    monkeypatch.setattr(sweep_function, "REAP_BUDGET", 4)
+    return 4
+
+
+def test_a_partition_larger_than_the_budget_is_reaped_across_invocations(
+    env: WorkflowTestEnv, budget: int
+) -> None:
+    # GIVEN an expired instance that left more items than one invocation deletes
+    finish(env, "o-8")
+    left = len(partition(env, "o-8")) - 1
+    assert left > budget + 1
+    record = expire(env, "o-8")
+    calls = count_calls(env)
+
+    # WHEN the sweep gets its stream record
+    assert sweep(env, record) == {"batchItemFailures": []}
+
+    # THEN it made the budget's deletes and parked the rest (one marker)
+    assert calls["DeleteItem"] == budget
+    assert len(partition(env, "o-8")) == left - budget
+    assert len(parked(env)) == 1
+
+    # AND each scheduled run goes on a budget at a time, and the last removes the marker
+    runs = 0
+    while remaining := len(partition(env, "o-8")):
+        env.clock.advance(300)
+        scheduled_sweep(env)
+        assert remaining - len(partition(env, "o-8")) == min(budget, remaining)
+        runs += 1
+    assert runs == -(-(left - budget) // budget)
+    assert parked(env) == []
+
+
+def test_records_past_the_budget_are_parked_untouched(env: WorkflowTestEnv, budget: int) -> None:
+    # GIVEN two expired instances in one batch of stream records
+    finish(env, "o-9")
+    finish(env, "o-10")
+    first, second = expire(env, "o-9", "9"), expire(env, "o-10", "10")
+    untouched = partition(env, "o-10")
+    calls = count_calls(env)
+
+    # WHEN the first uses the whole budget
+    assert sweep(env, first, second) == {"batchItemFailures": []}
+
+    # THEN the second is parked without a read or a delete, and a later run reaps it
+    assert calls["DeleteItem"] == budget and calls["Query"] == 1
+    assert partition(env, "o-10") == untouched
+    assert len(parked(env)) == 2
+    for _ in range(10):
+        env.clock.advance(300)
+        scheduled_sweep(env)
+    assert partition(env, "o-9") == partition(env, "o-10") == []
+    assert parked(env) == []
+
+
+def test_a_record_that_could_not_be_parked_is_reported_for_a_retry(
+    env: WorkflowTestEnv, budget: int
+) -> None:
+    finish(env, "o-11")
+    record = expire(env, "o-11", sequence="1111")
+
+    def throttle_marker(params: dict[str, Any], **_: Any) -> None:
+        if params.get("Item", {}).get("sk", {}).get("S") == "R":
+            raise ClientError(
+                {"Error": {"Code": "ThrottlingException", "Message": "slow"}}, "PutItem"
+            )
+
+    env.aws.runtime.store.client.meta.events.register(
+        "before-parameter-build.dynamodb.PutItem", throttle_marker
+    )
+
+    assert sweep(env, record) == {"batchItemFailures": [{"itemIdentifier": "1111"}]}
+    assert parked(env) == []
+
+
+def test_a_parked_partition_whose_turn_fails_stays_parked(
+    env: WorkflowTestEnv, budget: int
+) -> None:
+    finish(env, "o-12")
+    sweep(env, expire(env, "o-12"))
+    assert len(parked(env)) == 1
+    throttled: list[int] = []
+
+    def throttle_deletes(**_: Any) -> None:
+        throttled.append(1)
+        raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow"}}, "x")
+
+    client = env.aws.runtime.store.client
+    client.meta.events.register("before-call.dynamodb.DeleteItem", throttle_deletes)
+    env.clock.advance(300)
+    scheduled_sweep(env)  # does not raise: recovery and schedules still ran
+    assert throttled and len(parked(env)) == 1
+
+    client.meta.events.unregister("before-call.dynamodb.DeleteItem", throttle_deletes)
+    for _ in range(10):
+        env.clock.advance(300)
+        scheduled_sweep(env)
+    assert partition(env, "o-12") == [] and parked(env) == []
+
+
+def test_parked_reaping_calls_only_what_sweep_functions_policy_grants(
+    env: WorkflowTestEnv, budget: int
+) -> None:
+    finish(env, "o-13")
+    record = expire(env, "o-13")
+
+    def reap() -> None:
+        sweep(env, record)
+        env.clock.advance(300)
+        scheduled_sweep(env)
+
+    actions = {f"dynamodb:{name}" for name in count_calls_of(env, reap)}
+
+    assert {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"} <= actions
+    missing = actions - granted("SweepFunction")
+    assert not missing, f"SweepFunction called {sorted(missing)}, which its policy lacks"

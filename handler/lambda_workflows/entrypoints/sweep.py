@@ -11,7 +11,9 @@ dead runners and lost timers, so it is the one mechanism.)
 
 It also deletes what an instance leaves behind once TTL removed its instance item (its journal,
 events and chunks, see :mod:`lambda_workflows.aws.reaper`), from the records of the table's stream
-that template.yaml's ExpiredInstances event lets through; and it reconciles the workflows'
+that template.yaml's ExpiredInstances event lets through, a bounded amount per invocation (each
+scheduled run goes on with the partitions left parked); it completes the deletes still owed a
+cleanup (:mod:`lambda_workflows.aws.deletes`); and it reconciles the workflows'
 recurring schedules (``schedules = [...]``) with EventBridge
 Scheduler (see :mod:`lambda_workflows.aws.recurring`, which says why the sweep and not a
 CloudFormation custom resource): after a deploy, within one run. A failed Scheduler call is
@@ -27,7 +29,12 @@ from typing import Any, cast
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from lambda_workflows.aws.reaper import ExpiredInstanceReaper, expired_instance
+from lambda_workflows.aws.reaper import (
+    REAP_BUDGET,
+    ExpiredInstanceReaper,
+    cut_of,
+    expired_instance,
+)
 from lambda_workflows.aws.recurring import RecurringSchedules
 from lambda_workflows.aws.runtime import AwsRuntime, get_runtime
 from lambda_workflows.engine.errors import InfrastructureError
@@ -65,6 +72,8 @@ def make_handler(runtime: RuntimeSource, trigger_queue_arn: str | None = None) -
             if count:
                 metrics().add_metric(name="InstancesRecovered", unit=MetricUnit.Count, value=count)
             answer: dict[str, Any] = {"requeued": count}
+            if reaped := resume_reaping(runtime_of(runtime)):
+                answer["reaped"] = reaped
             schedules = reconcile_schedules(runtime_of(runtime), trigger_queue_arn)
             if schedules is not None:
                 answer["schedules"] = schedules
@@ -80,8 +89,10 @@ def make_handler(runtime: RuntimeSource, trigger_queue_arn: str | None = None) -
 
 
 def reap_expired(runtime: AwsRuntime, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Delete what each expired instance left behind; the records not done are reported as
-    batch item failures (by sequence number), for the event source mapping to retry."""
+    """Delete what each expired instance left behind, :data:`REAP_BUDGET` deletes at most in
+    all: a partition not done by then is parked for the scheduled sweeps. The records neither
+    done nor parked are reported as batch item failures (by sequence number), for the event
+    source mapping to retry."""
     reaper = ExpiredInstanceReaper(runtime.store.client, runtime.settings.table_name)
     failures: list[dict[str, str]] = []
     deleted = 0
@@ -89,11 +100,15 @@ def reap_expired(runtime: AwsRuntime, records: list[dict[str, Any]]) -> dict[str
         expired = expired_instance(record)
         if expired is None:
             continue
+        pk, cut = expired[0], cut_of(expired[1])
         try:
-            deleted += reaper.reap(*expired)
+            turn = reaper.reap_some(pk, cut, budget=REAP_BUDGET - deleted)
+            deleted += turn.deleted
+            if turn.after is not None:
+                reaper.park(pk, cut, turn.after, runtime.clock.time())
         except InfrastructureError as exc:  # AWS said no: retried by the event source mapping
             logger().warning(
-                "reaping an expired instance failed", extra={"pk": expired[0], "error": repr(exc)}
+                "reaping an expired instance failed", extra={"pk": pk, "error": repr(exc)}
             )
             failures.append({"itemIdentifier": str(record["dynamodb"]["SequenceNumber"])})
     if deleted:
@@ -101,6 +116,21 @@ def reap_expired(runtime: AwsRuntime, records: list[dict[str, Any]]) -> dict[str
     if failures:
         metrics().add_metric(name="ReapFailures", unit=MetricUnit.Count, value=len(failures))
     return {"batchItemFailures": failures}
+
+
+def resume_reaping(runtime: AwsRuntime) -> int:
+    """Go on with the partitions earlier invocations parked (see
+    :mod:`lambda_workflows.aws.reaper`); how many items were deleted. A failure is logged:
+    what is not done stays parked for the next run."""
+    reaper = ExpiredInstanceReaper(runtime.store.client, runtime.settings.table_name)
+    try:
+        deleted = reaper.resume(runtime.clock.time(), REAP_BUDGET)
+    except InfrastructureError as exc:
+        logger().warning("parked reaping failed; the next run goes on", extra={"error": repr(exc)})
+        return 0
+    if deleted:
+        metrics().add_metric(name="ExpiredItemsDeleted", unit=MetricUnit.Count, value=deleted)
+    return deleted
 
 
 def reconcile_schedules(
