@@ -133,8 +133,8 @@ class DynamoStore:
 
     def _create_over(self, record: InstanceRecord, tombstone: dict[str, Any]) -> None:
         """Create ``record`` in place of a deleted instance's tombstone, above its version
-        and journal generation (a late writer of the deleted instance is never read), once
-        the deleted instance's items under keys the new one writes again are gone (see
+        and journal generation (a late writer of the deleted instance is never read); what
+        that delete still owes the sweep is carried over first (see
         :mod:`lambda_workflows.aws.deletes`)."""
         self.deletes.carry_over(tombstone)
         version = it.get_int(tombstone, "version")
