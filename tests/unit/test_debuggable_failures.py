@@ -5,6 +5,7 @@ event type it awaits and the payload it got; a sleep row shows when it wakes. On
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -142,7 +143,7 @@ class DeepFailure(WorkflowEntrypoint):
         return await step.do("deep", {"retries": {"limit": 0}}, lambda: recurse(300))
 
 
-def test_a_long_traceback_is_capped_keeping_the_innermost_frames(make_env: EnvFactory) -> None:
+def test_a_long_traceback_keeps_its_head_and_tail_with_a_marker(make_env: EnvFactory) -> None:
     # GIVEN a step failing 600 distinct frames deep
     env = make_env({"d": DeepFailure})
     inst = env.create("d", id="d")
@@ -151,12 +152,42 @@ def test_a_long_traceback_is_capped_keeping_the_innermost_frames(make_env: EnvFa
     [entry] = inst.journal()
     trace = entry.error.traceback if entry.error else ""
     assert trace
-    # THEN the traceback fits the cap, says what it cut, and ends where the error was raised
+    # THEN the traceback fits the cap; its head starts where run() called the step, one line
+    # says what was cut, and its tail ends where the error was raised
     assert len(trace.encode()) <= MAX_TRACEBACK_BYTES
-    assert "outer frame(s) cut" in trace
-    assert trace.rstrip().endswith("RecursionError: too deep on purpose")
-    assert 'raise RecursionError("too deep on purpose")' in trace
+    head, _, tail = trace.partition("  ... ")
+    assert head.startswith("Traceback (most recent call last):\n")
+    assert "lambda: recurse(300))" in head and "in recurse" in head
+    assert re.fullmatch(
+        r"\d+ frame\(s\) cut here \([\d,]+ bytes\): a traceback is kept to 8 KiB, its first "
+        r"and last frames",
+        tail.split("\n", 1)[0],
+    )
+    assert "frame(s) cut here" not in tail.split("\n", 1)[1]
+    assert tail.rstrip().endswith("RecursionError: too deep on purpose")
+    assert 'raise RecursionError("too deep on purpose")' in tail
     assert inst.status().steps[0].attempt_history[0].error == entry.error
+
+
+class RunFailsDeep(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        await step.do("read order", lambda: 1)
+        recurse(300)  # run() itself fails, 600 frames deep
+
+
+def test_a_long_run_traceback_keeps_its_head_and_tail_too(make_env: EnvFactory) -> None:
+    # GIVEN run() itself failing 600 frames deep WHEN the instance has errored
+    env = make_env({"r": RunFailsDeep})
+    inst = env.create("r", id="r")
+    env.run_until_idle()
+    error = inst.status().error
+    assert error is not None and error.traceback is not None
+    # THEN the instance's traceback is capped as an attempt's is: head, marker, tail
+    trace = error.traceback
+    assert len(trace.encode()) <= MAX_TRACEBACK_BYTES
+    head, _, tail = trace.partition("frame(s) cut here")
+    assert "recurse(300)  # run() itself fails" in head
+    assert tail.rstrip().endswith("RecursionError: too deep on purpose")
 
 
 class SensitiveFailure(WorkflowEntrypoint):

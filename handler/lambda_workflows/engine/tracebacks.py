@@ -8,8 +8,10 @@ exception raised while handling another) keep their own user frames.
 
 Each frame shows its file, line, function and source line, never the values of local variables
 (a sensitive step's secrets may be in them). The text is capped at :data:`MAX_TRACEBACK_BYTES`
-of UTF-8: a journal entry must fit a DynamoDB item (400 KB), and the innermost frames, where
-the exception was raised, are the ones kept; a line says how many outer frames were cut.
+of UTF-8: a journal entry must fit a DynamoDB item (400 KB), and every answer that shows an
+attempt must stay small. A longer one keeps its head (the outermost frames, where ``run()``
+called in) and its tail (the innermost frames and the exception, where it was raised), with a
+line between them saying how many frames were cut.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import functools
 import os
 import threading
 import traceback
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["MAX_TRACEBACK_BYTES", "is_user_file", "user_traceback"]
@@ -45,13 +48,16 @@ _EXAMPLES = str(Path(__file__).resolve().parents[1] / "examples") + os.sep
 def user_traceback(exc: BaseException) -> str:
     """The exception's traceback as text, without library frames, at most 8 KiB.
 
+    Used for every traceback the engine keeps: a failed step attempt's, a rollback's, an
+    uncaught ``run()`` error's.
+
     Args:
         exc: the exception a step attempt raised (its ``__traceback__`` is read).
 
     Returns:
         The usual ``Traceback (most recent call last): ...`` text, chained exceptions included,
-        with only the frames of the user's code; when too long, the outermost frames are
-        replaced by a line saying how many were cut.
+        with only the frames of the user's code; when too long, its head and tail with a
+        line between them saying how many frames were cut.
     """
     summary = traceback.TracebackException.from_exception(exc, capture_locals=False)
     _keep_user_frames(summary, set())
@@ -109,26 +115,43 @@ def _is_frame(chunk: str) -> bool:
 
 
 def _capped(chunks: list[str]) -> str:
-    """The chunks joined, keeping the innermost ones when they exceed the cap.
+    """The chunks joined; past the cap, the head and the tail are kept with a marker between.
 
-    The last chunk (the exception itself) is always kept, cut to the cap if it must be.
+    The tail (the innermost frames and the exception itself, where it was raised) gets three
+    quarters of the room and the head (the outermost frames: where ``run()`` called in) the
+    rest; a line in between says how many frames and bytes were cut. The last chunk (the
+    exception line) is always kept, cut to the room if it must be.
     """
     text = "".join(chunks)
     if len(text.encode()) <= MAX_TRACEBACK_BYTES:
         return text
-    budget = MAX_TRACEBACK_BYTES - 200  # room for the header and the line saying what was cut
-    last = chunks[-1].encode()[:budget].decode(errors="ignore")
-    kept = [last]
-    size = len(last.encode())
-    for chunk in reversed(chunks[:-1]):
-        size += len(chunk.encode())
-        if size > budget:
+    room = MAX_TRACEBACK_BYTES - _MARKER_ROOM
+    last = chunks[-1].encode()[: room * 3 // 4].decode(errors="ignore")
+    tail = [*_kept(reversed(chunks[:-1]), room * 3 // 4 - _size(last))[::-1], last]
+    head = _kept(chunks[: len(chunks) - len(tail)], room - sum(map(_size, tail)))
+    cut = chunks[len(head) : len(chunks) - len(tail)]
+    frames = sum(1 for chunk in cut if _is_frame(chunk))
+    removed = len(text.encode()) - sum(map(_size, head + tail))
+    marker = (
+        f"  ... {frames} frame(s) cut here ({removed:,} bytes): a traceback is kept to "
+        f"{MAX_TRACEBACK_BYTES // 1024} KiB, its first and last frames\n"
+    )
+    return "".join(head) + marker + "".join(tail)
+
+
+_MARKER_ROOM = 200  # bytes kept free for the line that says what was cut
+
+
+def _size(chunk: str) -> int:
+    return len(chunk.encode())
+
+
+def _kept(chunks: Iterable[str], room: int) -> list[str]:
+    """The chunks, in the order given, up to the first that no longer fits ``room`` bytes."""
+    kept: list[str] = []
+    for chunk in chunks:
+        room -= _size(chunk)
+        if room < 0:
             break
         kept.append(chunk)
-    kept.reverse()
-    cut = sum(1 for chunk in chunks if _is_frame(chunk)) - sum(1 for c in kept if _is_frame(c))
-    note = (
-        f"  ... {cut} outer frame(s) cut: a traceback is kept to "
-        f"{MAX_TRACEBACK_BYTES // 1024} KiB, its innermost frames\n"
-    )
-    return "Traceback (most recent call last):\n" + note + "".join(kept)
+    return kept

@@ -126,7 +126,10 @@ def test_a_deep_traceback_is_capped_through_the_api(failures_api: Api) -> None:
     body = run_to_the_end(failures_api, "deep", "d-1")
     trace = body["steps"][0]["attempt_history"][0]["error"]["traceback"]
     assert len(trace.encode()) <= MAX_TRACEBACK_BYTES
-    assert "outer frame(s) cut" in trace
+    # its head (where run() called in), a marker, and its tail (where it was raised)
+    assert trace.startswith("Traceback (most recent call last):\n")
+    assert "lambda: descend(400))" in trace.split("frame(s) cut here")[0]
+    assert trace.count("frame(s) cut here") == 1
     assert trace.rstrip().endswith("ValueError: bottom of the stack")
 
 
