@@ -1,11 +1,10 @@
 """Listing cursors, signed so that only the cursors the API handed out come back in.
 
-A cursor is ``base64url(payload) "." base64url(HMAC-SHA256(key, payload))``, the payload being
-compact JSON (a DynamoDB ``LastEvaluatedKey``). A cursor is checked in this order: its length
-(at most :data:`MAX_CURSOR` characters), its form, then its signature with
-``hmac.compare_digest``; only a cursor that passes all three is parsed as JSON. So a forged
-cursor (a deeply nested one, a key of another table, a flipped character) is refused as
-``InvalidInput`` without ever reaching the JSON parser or the listing's Query.
+A cursor is sealed as :mod:`lambda_workflows.engine.cursors` says (``base64url(payload) "."
+base64url(HMAC-SHA256(key, payload))``, checked for length, form and signature before its
+JSON is parsed), the payload being a listing's position (a DynamoDB ``LastEvaluatedKey``) or a
+page's (:mod:`lambda_workflows.engine.pages`). So a forged cursor is refused as
+``InvalidInput`` without ever reaching the JSON parser or a Query.
 
 The key comes from the stack without another AWS service or template resource: a random
 32-byte key stored in the instance table itself as one config item (``pk = "C#cursor-key"``,
@@ -26,10 +25,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
-import json
-import re
 import secrets
 import threading
 from collections.abc import Mapping
@@ -37,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from lambda_workflows.engine.errors import InvalidInput, StorageError
+from lambda_workflows.engine.cursors import MAX_CURSOR, seal, unseal
+from lambda_workflows.engine.errors import StorageError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -45,16 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["CURSOR_KEY_ITEM", "MAX_CURSOR", "CursorSigner"]
 
 CURSOR_KEY_ITEM = {"pk": {"S": "C#cursor-key"}, "sk": {"S": "C"}}
-MAX_CURSOR = 2048
 _KEY_BYTES = 32
-_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _invalid() -> InvalidInput:
-    return InvalidInput(
-        "cursor is not valid: pass back, unchanged, the cursor of the previous page of the same "
-        "listing, or start again without one"
-    )
 
 
 class CursorSigner:
@@ -73,8 +60,7 @@ class CursorSigner:
 
     def sign(self, payload: Mapping[str, Any]) -> str:
         """A cursor carrying ``payload`` (JSON), creating the stack's key on first use."""
-        body = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
-        return f"{_encode(body)}.{_encode(_mac(self._signing_key(), body))}"
+        return seal(self._signing_key(), payload)
 
     def verify(self, cursor: str) -> Any:
         """The payload of a cursor :meth:`sign` made with this stack's key.
@@ -83,19 +69,7 @@ class CursorSigner:
             InvalidInput: anything else: too long, malformed, or a signature that does not
                 match (checked before the payload is parsed).
         """
-        if len(cursor) > MAX_CURSOR:
-            raise _invalid()
-        encoded, dot, signature = cursor.partition(".")
-        if not dot:
-            raise _invalid()
-        body, mac = _decode(encoded), _decode(signature)
-        key = self._verifying_key()
-        if key is None or not hmac.compare_digest(mac, _mac(key, body)):
-            raise _invalid()
-        try:
-            return json.loads(body)
-        except ValueError:  # signed by us, so never; but never a 500 either
-            raise _invalid() from None
+        return unseal(self._verifying_key, cursor)
 
     # --- the key ----------------------------------------------------------------------------
 
@@ -150,21 +124,3 @@ class CursorSigner:
                 "is made (cursors already handed out stop working)"
             )
         return key
-
-
-def _mac(key: bytes, body: bytes) -> bytes:
-    return hmac.new(key, body, hashlib.sha256).digest()
-
-
-def _encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _decode(text: str) -> bytes:
-    """Unpadded base64url, strictly: any other character is an invalid cursor."""
-    if not _BASE64URL.fullmatch(text):
-        raise _invalid()
-    try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
-        raise _invalid() from None

@@ -22,7 +22,7 @@ import contextlib
 import dataclasses
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -379,6 +379,14 @@ class DynamoStore:
         """Independent reads (a Query per shard) at the same time, or in order when the store
         runs its calls in order (``parallel_writes`` False: a harness numbering every call)."""
         return in_threads(calls) if self.parallel_writes else one_by_one(calls)
+
+    def seal_cursor(self, position: Mapping[str, Any]) -> str:
+        """A page's cursor, signed with the stack's key (see :mod:`.cursors`)."""
+        return _boundary(lambda: self.cursors.sign(position))
+
+    def open_cursor(self, cursor: str) -> Any:
+        """The position a :meth:`seal_cursor` cursor carries; InvalidInput for anything else."""
+        return _boundary(lambda: self.cursors.verify(cursor))
 
     def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
         """A Query per due-index shard (keys only): no scan, whatever the table holds."""

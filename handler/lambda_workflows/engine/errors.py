@@ -158,6 +158,14 @@ class InvalidInput(WorkflowError, ValueError):
     code = "invalid_input"
 
 
+class StaleCursor(InvalidInput):
+    """A cursor of an instance's steps or history that no longer applies: the instance was
+    restarted since it was handed out, so its pages are those of another run. Read them again
+    from the first page (without a cursor)."""
+
+    code = "stale_cursor"
+
+
 class UnknownWorkflow(WorkflowError, LookupError):
     """No workflow is registered under this name."""
 

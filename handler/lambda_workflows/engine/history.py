@@ -69,8 +69,8 @@ class History:
             "created_at": self.created_at,
             "params": self.params,
             "generation": self.generation,
-            "entries": [_entry_dict(entry) for entry in self.entries],
-            "events": [_event_dict(event) for event in self.events],
+            "entries": [entry_to_dict(entry) for entry in self.entries],
+            "events": [event_to_dict(event) for event in self.events],
         }
 
     @classmethod
@@ -138,7 +138,8 @@ def dumps(history: History) -> str:
     return json.dumps(history.to_dict(), indent=2) + "\n"
 
 
-def _entry_dict(entry: JournalEntry) -> dict[str, Any]:
+def entry_to_dict(entry: JournalEntry) -> dict[str, Any]:
+    """One entry as the export format shows it (a sensitive result as ``"[REDACTED]"``)."""
     shown: dict[str, Any] = {}
     for f in fields(entry):
         value = getattr(entry, f.name)
@@ -162,7 +163,8 @@ def _entry(shown: Mapping[str, Any]) -> JournalEntry:
     return JournalEntry(**{k: v for k, v in values.items() if k in known})
 
 
-def _event_dict(event: EventRecord) -> dict[str, Any]:
+def event_to_dict(event: EventRecord) -> dict[str, Any]:
+    """One event as the export format shows it (its payload a JSON value)."""
     shown = {f.name: getattr(event, f.name) for f in fields(event)}
     shown["payload"] = json.loads(event.payload) if event.payload else None
     return shown

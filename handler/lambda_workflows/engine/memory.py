@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from . import cursors
 from .clock import Clock
 from .errors import InstanceAlreadyExists, InstanceNotFound, InvalidInput, SuspendReason
 from .model import (
@@ -59,6 +61,7 @@ class MemoryStore:
         self._instances: dict[InstanceRef, _Stored] = {}
         self._deleted: dict[InstanceRef, _Deleted] = {}
         self.writes = 0
+        self._cursor_key = secrets.token_bytes(32)  # this store's cursors only
 
     def create(self, record: InstanceRecord) -> None:
         with self._lock:
@@ -329,6 +332,12 @@ class MemoryStore:
         page = records[start : start + limit]
         more = start + limit < len(records)
         return InstancePage(page, str(start + limit) if more else None)
+
+    def seal_cursor(self, position: Mapping[str, Any]) -> str:
+        return cursors.seal(self._cursor_key, position)
+
+    def open_cursor(self, cursor: str) -> Any:
+        return cursors.unseal(lambda: self._cursor_key, cursor)
 
     def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
         with self._lock:

@@ -472,8 +472,17 @@ class StepInfo:
     event_type: str | None = None
     wake_at: float | None = None
     child: Mapping[str, str] | None = None  # a runWorkflow row's child: {workflow, id}
+    attempts_omitted: int = 0
+    """Recorded attempts left out of ``attempt_history`` (a page of steps shows at most
+    :data:`~lambda_workflows.engine.pages.ATTEMPTS_SHOWN` of a row's attempts); 0: none."""
 
     def to_dict(self) -> dict[str, Any]:
+        shown = self._shown()
+        if self.attempts_omitted:  # only on a row of a page, cut (almost never)
+            shown["attempts_omitted"] = self.attempts_omitted
+        return shown
+
+    def _shown(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "count": self.count,
@@ -510,6 +519,7 @@ class StepInfo:
             event_type=shown.get("event_type"),
             wake_at=_epoch(shown.get("wake_at")),
             child=shown.get("child"),
+            attempts_omitted=int(shown.get("attempts_omitted") or 0),
         )
 
 
@@ -571,11 +581,23 @@ class InstanceStatusView:
     workflow_version: str = "1"
     status_reason: str | None = None
     parent: ParentRef | None = None  # the instance that started it, for a child workflow
+    steps_total: int | None = None
+    """How many rows the whole timeline has, when ``steps`` holds only its first page (see
+    :meth:`~lambda_workflows.engine.service.InstanceService.status`); None: ``steps`` is whole."""
+    steps_cursor: str | None = None
+    """Where the next page of ``steps`` starts (``steps(cursor=...)``), when ``steps`` is cut."""
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
 
     def to_dict(self) -> dict[str, Any]:
+        shown = self._shown()
+        if self.steps_cursor is not None:  # only when the steps are cut to their first page
+            shown["steps_total"] = self.steps_total
+            shown["steps_cursor"] = self.steps_cursor
+        return shown
+
+    def _shown(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "workflow": self.workflow,
@@ -612,6 +634,8 @@ class InstanceStatusView:
             workflow_version=str(shown.get("workflow_version") or "1"),
             status_reason=shown.get("status_reason"),
             parent=ParentRef.from_dict(shown.get("parent")),
+            steps_total=shown.get("steps_total"),
+            steps_cursor=shown.get("steps_cursor"),
         )
 
 

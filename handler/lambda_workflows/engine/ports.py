@@ -6,9 +6,9 @@ kit); ``lambda_workflows.aws`` implements them on DynamoDB, SQS and EventBridge 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from .errors import SuspendReason
 from .immutable import immutable
@@ -244,6 +244,19 @@ class InstanceStore(Protocol):
     def overdue(self, before: float, limit: int = 1000) -> list[InstanceRef]:
         """Instances whose ``due_at`` is before ``before`` (see lambda_workflows.engine.recovery):
         nobody advanced them in time. The recovery sweep posts a wake-up for each.
+        """
+        ...
+
+    def seal_cursor(self, position: Mapping[str, Any]) -> str:
+        """An opaque cursor carrying ``position`` (a JSON object), signed so that only this
+        store's cursors are ever opened (see :mod:`lambda_workflows.engine.cursors`)."""
+        ...
+
+    def open_cursor(self, cursor: str) -> Any:
+        """The position a :meth:`seal_cursor` cursor of this store carries.
+
+        Raises:
+            InvalidInput: any other text (forged, cut, changed); nothing was read or written.
         """
         ...
 

@@ -8,6 +8,7 @@ The Python client (``workflows.Workflow``), the HTTP API and the test kit are th
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import uuid
@@ -45,6 +46,15 @@ from .model import (
     event_id,
     first_generation,
 )
+from .pages import (
+    STEPS_PAGE,
+    HistoryPage,
+    PageCursor,
+    StepPage,
+    check_limit,
+    history_page,
+    step_page,
+)
 from .ports import (
     CLAIM_SPAN,
     BatchCreateResult,
@@ -59,7 +69,7 @@ from .recovery import QUEUE_GRACE, SWEEP_MARGIN
 from .restart_from import Kept, kept_before
 from .retention import retention_of
 from .slots import SlotGate
-from .timeline import build_timeline
+from .timeline import Timeline
 from .transitions import (
     Change,
     Pause,
@@ -306,9 +316,46 @@ class InstanceService:
         self.check_workflow(ref.workflow)
         return self.store.get(ref)
 
-    def status(self, ref: InstanceRef) -> InstanceStatusView:
-        """Status, output, error and step timeline of an instance."""
+    def status(self, ref: InstanceRef, *, steps_limit: int | None = None) -> InstanceStatusView:
+        """Status, output, error and step timeline of an instance.
+
+        Args:
+            steps_limit: None (the default) for the whole timeline; else only its first page
+                (see :mod:`.pages`: at most this many rows, and a bounded size), with
+                ``steps_total`` and ``steps_cursor`` (for :meth:`steps`) when it is cut.
+        """
+        if steps_limit is not None:
+            check_limit(steps_limit)
         state = self.store.load(ref)
+        timeline = self._timeline(state)
+        if steps_limit is None:
+            return self._view(state, timeline.rows())
+        record = state.record
+        page = step_page(ref, record.generation, timeline, None, steps_limit, self.store)
+        view = self._view(state, page.steps)
+        if page.cursor is None:
+            return view
+        return dataclasses.replace(view, steps_total=page.total, steps_cursor=page.cursor)
+
+    def steps(
+        self, ref: InstanceRef, cursor: str | None = None, limit: int = STEPS_PAGE
+    ) -> StepPage:
+        """A page of the instance's step timeline (see :mod:`.pages`): the first, or the one
+        after ``cursor`` (a ``steps_cursor`` of :meth:`status`, or a page's ``cursor``).
+
+        Raises:
+            InvalidInput: ``limit`` is not 1 to 1,000, or ``cursor`` is not one of this
+                instance's steps pages (:class:`~.errors.StaleCursor`: it was restarted since).
+            InstanceNotFound: no such instance.
+        """
+        self.check_workflow(ref.workflow)
+        limit = check_limit(limit)
+        after = PageCursor.opened(self.store, cursor, "steps", ref)  # before anything is read
+        state = self.store.load(ref)
+        timeline = self._timeline(state)
+        return step_page(ref, state.record.generation, timeline, after, limit, self.store)
+
+    def _view(self, state: InstanceState, steps: list[StepInfo]) -> InstanceStatusView:
         record = state.record
         return InstanceStatusView(
             id=record.id,
@@ -316,7 +363,7 @@ class InstanceService:
             status=record.status,
             output=codec.decode(record.output) if record.output is not None else None,
             error=record.error,
-            steps=self._timeline(state),
+            steps=steps,
             created_at=record.created_at,
             finished_at=record.finished_at,
             wake_at=record.wake_at,
@@ -327,9 +374,9 @@ class InstanceService:
             parent=record.parent,
         )
 
-    def _timeline(self, state: InstanceState) -> list[StepInfo]:
+    def _timeline(self, state: InstanceState) -> Timeline:
         record = state.record
-        return build_timeline(
+        return Timeline(
             state.entries,
             # a finished instance's steps are judged as they were when it finished
             record.finished_at or self.clock.time(),
@@ -347,6 +394,23 @@ class InstanceService:
         """
         self.check_workflow(ref.workflow)
         return history_of(self.store.load(ref))
+
+    def history_page(
+        self, ref: InstanceRef, cursor: str | None = None, limit: int = STEPS_PAGE
+    ) -> HistoryPage:
+        """A page of the instance's history (see :mod:`.pages`): the first, or the one after
+        ``cursor``. Its entries, then its events, in the order of :meth:`history`: the pages'
+        entries and events put end to end are the whole history.
+
+        Raises:
+            InvalidInput: ``limit`` is not 1 to 1,000, or ``cursor`` is not one of this
+                instance's history pages (:class:`~.errors.StaleCursor`: it was restarted).
+            InstanceNotFound: no such instance.
+        """
+        self.check_workflow(ref.workflow)
+        limit = check_limit(limit)
+        after = PageCursor.opened(self.store, cursor, "history", ref)  # before anything is read
+        return history_page(ref, history_of(self.store.load(ref)), after, limit, self.store)
 
     def step_output(self, ref: InstanceRef, name: str, count: int = 1) -> StepOutput:
         """One step's whole recorded output: a ``do`` step's result (``"[REDACTED]"`` when it
@@ -366,7 +430,7 @@ class InstanceService:
         step = find_step(steps, selector)
         if step is not None:
             identity = (step.name, step.count, step.parent, step.type)
-            for row in self._timeline(state):
+            for row in self._timeline(state).rows():
                 if (row.name, row.count, row.parent, row.type) == identity:
                     return StepOutput.from_row(row)
         raise StepNotFound(f"instance '{ref.id}' has no step {selector}; {describe_steps(steps)}")

@@ -54,11 +54,51 @@ def build_timeline(
     Once the instance has finished (errored, terminated), a step that was still retrying shows
     as ``errored`` and a sleep or wait still pending as ``cancelled``: neither will go on.
     """
+    return Timeline(entries, now, pauses, finished, events).rows()
+
+
+class Timeline:
+    """The rows of :func:`build_timeline`, in order, each built when it is asked for: a page
+    of a long timeline builds its own rows only, not every row before it."""
+
+    def __init__(
+        self,
+        entries: Iterable[JournalEntry],
+        now: float,
+        pauses: Sequence[tuple[float, float]] = (),
+        finished: bool = False,
+        events: Iterable[EventRecord] = (),
+    ) -> None:
+        self._groups = _ordered_groups(entries)
+        self._now = now
+        self._pauses = pauses
+        self._finished = finished
+        self._payloads = {event.id: event.payload for event in events}
+
+    def __len__(self) -> int:
+        return len(self._groups)
+
+    def identity(self, index: int) -> tuple[str, str, int, str | None]:
+        """Row ``index``'s ``(type, name, count, parent)``, without building it."""
+        first = self._groups[index][0]
+        return _TYPES[first.call_kind], first.name, first.count, first.parent
+
+    def row(self, index: int) -> StepInfo:
+        """Row ``index``, built now."""
+        row = _row(self._groups[index], self._now, self._pauses, self._payloads)
+        return _ended(row) if self._finished else row
+
+    def rows(self) -> list[StepInfo]:
+        """Every row, built now."""
+        return [self.row(index) for index in range(len(self))]
+
+
+def _ordered_groups(entries: Iterable[JournalEntry]) -> list[list[JournalEntry]]:
+    """The entries grouped by step, each group oldest first, the groups in the rows' order."""
     groups: dict[str, list[JournalEntry]] = {}
     for entry in sorted(entries, key=_recorded_order):
         groups.setdefault(base_key(entry), []).append(entry)
     positions = {key: group[0].position for key, group in groups.items()}
-    payloads = {event.id: event.payload for event in events}
 
     # A rollback's row comes after every step's, in the order the rollbacks ran: newest step
     # first (ties in time are common, so the step's position orders them, not the clock).
@@ -73,10 +113,7 @@ def build_timeline(
         nested = 0 if group[0].position is not None else 1
         return (0, float("inf") if root is None else root, nested, group[0].at)
 
-    rows = [_row(group, now, pauses, payloads) for _, group in sorted(groups.items(), key=order)]
-    if finished:
-        rows = [_ended(row) for row in rows]
-    return rows
+    return [group for _, group in sorted(groups.items(), key=order)]
 
 
 _ENDINGS = frozenset({EntryKind.STEP, EntryKind.DELIVERY, EntryKind.ROLLBACK})

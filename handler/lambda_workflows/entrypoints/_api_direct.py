@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from lambda_workflows.engine.deletion import MAX_DELETE_BATCH
 from lambda_workflows.engine.limits import MAX_ID, MAX_STEP_NAME
 from lambda_workflows.engine.model import InstanceStatus
+from lambda_workflows.engine.pages import MAX_PAGE, STEPS_PAGE
 from lambda_workflows.engine.service import MAX_BATCH
 from lambda_workflows.observability import logger
 
@@ -175,6 +176,12 @@ def _delete_batch(request: _Request) -> tuple[Any, ...]:
     return request.args["name"], ids
 
 
+def _page(request: _Request) -> tuple[Any, ...]:
+    limit = _number(request.query("limit"), _LIMIT, STEPS_PAGE, MAX_PAGE)
+    args = request.args
+    return args["name"], args["instance_id"], request.query("cursor"), limit
+
+
 def _step(request: _Request) -> tuple[Any, ...]:
     count = _number(request.query("count"), _COUNT, 1, 2**31)
     return request.args["name"], request.args["instance_id"], request.args["step_name"], count
@@ -263,8 +270,9 @@ ROUTES: tuple[Route, ...] = (
         200,
         True,
     ),
+    Route("GET", _I + "/steps", _page, ops.steps, "StepPageBody"),
     Route("GET", _I + "/steps/<step_name>", _step, ops.step_output, "StepOutputBody"),
-    Route("GET", _I + "/history", _name_and_id, ops.history, "HistoryBody"),
+    Route("GET", _I + "/history", _page, ops.history, "HistoryBody"),
     Route("PATCH", _I + "/status", _status_change, ops.change_status, "InstanceHandle", 200, True),
     Route("POST", _I + "/events/<event_type>", _event, ops.send_event, "EventAccepted", 202),
 )

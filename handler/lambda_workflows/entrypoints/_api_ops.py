@@ -15,6 +15,7 @@ from urllib.parse import unquote
 from lambda_workflows.engine.clock import iso
 from lambda_workflows.engine.errors import NOTHING_REGISTERED, ConfigurationError
 from lambda_workflows.engine.model import InstanceStatus
+from lambda_workflows.engine.pages import STEPS_PAGE
 from lambda_workflows.engine.versions import workflow_names
 
 from ._api_common import instance, runtime, service, workflow
@@ -75,8 +76,16 @@ def list_instances(
 
 
 def instance_details(name: str, instance_id: str) -> dict[str, Any]:
-    """The instance's status view, its large step outputs left out (see :func:`capped`)."""
-    return capped(service().status(instance(name, instance_id)).to_dict())
+    """The instance's status view with the first page of its steps (see
+    :mod:`lambda_workflows.engine.pages`), their large outputs left out (see :func:`capped`)."""
+    ref = instance(name, instance_id)
+    return capped(service().status(ref, steps_limit=STEPS_PAGE).to_dict())
+
+
+def steps(name: str, instance_id: str, cursor: str | None, limit: int) -> dict[str, Any]:
+    """A page of the instance's steps, ``{steps, total, cursor}``, their large outputs left
+    out (see :func:`capped`)."""
+    return capped(service().steps(instance(name, instance_id), cursor, limit).to_dict())
 
 
 def capped(details: dict[str, Any]) -> dict[str, Any]:
@@ -113,9 +122,10 @@ def step_output(name: str, instance_id: str, step_name: str, count: int) -> dict
     return service().step_output(ref, unquote(step_name), count).to_dict()
 
 
-def history(name: str, instance_id: str) -> dict[str, Any]:
-    """The instance's history in the export format."""
-    return service().history(instance(name, instance_id)).to_dict()
+def history(name: str, instance_id: str, cursor: str | None, limit: int) -> dict[str, Any]:
+    """A page of the instance's history in the export format, with ``cursor`` when there is
+    a next one."""
+    return service().history_page(instance(name, instance_id), cursor, limit).to_dict()
 
 
 def change_status(

@@ -22,6 +22,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Pat
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 from lambda_workflows.engine.model import InstanceStatus
+from lambda_workflows.engine.pages import MAX_PAGE, STEPS_PAGE
 
 from . import _api_ops as ops
 from ._api_common import FAILURES, JSON_MEDIA_TYPE, Answer, base_path, strict_json
@@ -44,6 +45,7 @@ from .api_models import (
     NewInstanceBody,
     StatusChange,
     StepOutputBody,
+    StepPageBody,
     WorkflowDetails,
     WorkflowList,
 )
@@ -212,8 +214,9 @@ def list_instances(
     fails=(404,),
 )
 def get_instance(name: WorkflowName, instance_id: InstanceId) -> InstanceDetails:
-    """Status, output, error and the step timeline (large step outputs left out: see
-    ``output_truncated``)."""
+    """Status, output, error and the step timeline: its first 1,000 rows (and at most 512 KiB
+    of them), with ``steps_total`` and ``steps_cursor`` for GET .../steps when there are more;
+    large step outputs left out (see ``output_truncated``)."""
     return InstanceDetails.model_validate(ops.instance_details(name, instance_id))
 
 
@@ -254,6 +257,42 @@ def delete_batch(
     return DeleteBatchResultBody.model_validate(ops.delete_batch(name, batch.ids))
 
 
+PageCursor = Annotated[
+    str | None, Query(description="The cursor of the previous page (none for the first).")
+]
+PageLimit = Annotated[
+    int,
+    Query(
+        ge=1, le=MAX_PAGE, description="At most this many items (the page also ends at 512 KiB)."
+    ),
+]
+
+
+@_route(
+    "GET",
+    "/workflows/<name>/instances/<instance_id>/steps",
+    summary="A page of an instance's step timeline",
+    description=(
+        "The rows of GET .../instances/{instance_id} past its first page: that answer carries "
+        "at most 1,000 rows and, when there are more, steps_total and steps_cursor; pass "
+        "steps_cursor here as ?cursor=, then each page's cursor, until it is null. A cursor of "
+        "another instance or route is a 400 invalid_input; one handed out before the instance "
+        "was restarted a 400 stale_cursor (read again from the first page)."
+    ),
+    tags=["instances"],
+    fails=(400, 404),
+)
+def get_steps(
+    name: WorkflowName,
+    instance_id: InstanceId,
+    cursor: PageCursor = None,
+    limit: PageLimit = STEPS_PAGE,
+) -> StepPageBody:
+    """Rows of the timeline, in run order, their large outputs left out as in the instance's
+    answer."""
+    return StepPageBody.model_validate(ops.steps(name, instance_id, cursor, limit))
+
+
 @_route(
     "GET",
     "/workflows/<name>/instances/<instance_id>/steps/<step_name>",
@@ -284,18 +323,25 @@ def get_step_output(
     "/workflows/<name>/instances/<instance_id>/history",
     summary="An instance's recorded history, to replay against new code",
     description=(
-        "Params, version, status and every journal entry and event of the instance, in the "
-        "documented history format (workflows-history, format_version 1), as workflows "
-        "instances export writes it; lambda_workflows.testing.Replayer replays it. A sensitive "
-        "step's "
-        'result is "[REDACTED]": a replay needs the steps\' names, kinds and order only.'
+        "Params, version, status and the journal entries and events of the instance, in the "
+        "documented history format (workflows-history, format_version 1), one page at a time: "
+        "a page holds at most ?limit= entries and events (1,000 by default) and 512 KiB, and "
+        "has a cursor when there is a next one (pass it back as ?cursor=). The pages' entries "
+        "and events put end to end are the whole history, as lambda-workflows instances export "
+        "writes it; lambda_workflows.testing.Replayer replays it. A sensitive step's result is "
+        '"[REDACTED]": a replay needs the steps\' names, kinds and order only.'
     ),
     tags=["instances"],
-    fails=(404,),
+    fails=(400, 404),
 )
-def get_history(name: WorkflowName, instance_id: InstanceId) -> HistoryBody:
-    """The instance's history in the export format."""
-    return HistoryBody.model_validate(ops.history(name, instance_id))
+def get_history(
+    name: WorkflowName,
+    instance_id: InstanceId,
+    cursor: PageCursor = None,
+    limit: PageLimit = STEPS_PAGE,
+) -> HistoryBody:
+    """A page of the instance's history in the export format."""
+    return HistoryBody.model_validate(ops.history(name, instance_id, cursor, limit))
 
 
 @_route(

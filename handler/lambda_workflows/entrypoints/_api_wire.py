@@ -51,6 +51,13 @@ def _attempt(attempt: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _step(step: Mapping[str, Any]) -> dict[str, Any]:
+    shown = _step_fields(step)
+    if step.get("attempts_omitted"):  # only when some are left out
+        shown["attempts_omitted"] = step["attempts_omitted"]
+    return shown
+
+
+def _step_fields(step: Mapping[str, Any]) -> dict[str, Any]:
     child = step.get("child")
     return {
         "name": step["name"],
@@ -99,6 +106,14 @@ def _parent(parent: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def instance_details(details: Mapping[str, Any]) -> dict[str, Any]:
     """``InstanceDetails``."""
+    shown = _instance_fields(details)
+    if details.get("steps_cursor") is not None:  # only when the steps are a first page
+        shown["steps_total"] = details["steps_total"]
+        shown["steps_cursor"] = details["steps_cursor"]
+    return shown
+
+
+def _instance_fields(details: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "id": details["id"],
         "workflow": details["workflow"],
@@ -189,6 +204,11 @@ SHAPES: dict[str, Shape] = {
         "status": a["status"],
         "output": a.get("output"),
     },
+    "StepPageBody": lambda a: {
+        "steps": [_step(step) for step in a["steps"]],
+        "total": a["total"],
+        "cursor": a["cursor"],
+    },
     "HistoryBody": lambda a: {
         **_fields("format", "format_version", "workflow", "id", "workflow_version")(a),
         "status": a["status"],
@@ -197,6 +217,7 @@ SHAPES: dict[str, Shape] = {
         "generation": a["generation"],
         "entries": list(a["entries"]),
         "events": list(a["events"]),
+        **({"cursor": a["cursor"]} if a.get("cursor") is not None else {}),
     },
     "EventAccepted": _fields("instance_id", "type", "event_id"),
 }

@@ -46,6 +46,7 @@ __all__ = [
     "StatusChange",
     "StepError",
     "StepOutputBody",
+    "StepPageBody",
     "StepView",
     "UsageView",
     "WorkflowDetails",
@@ -327,9 +328,23 @@ class HistoryBody(_Model):
     params: Any = None
     generation: int = Field(description="Its journal's generation (a restart starts a new one).")
     entries: list[dict[str, Any]] = Field(
-        description="Every journal entry of the generation, oldest first (times in epoch seconds)."
+        description=(
+            "The journal entries of the generation on this page, oldest first (times in epoch "
+            "seconds)."
+        )
     )
-    events: list[dict[str, Any]] = Field(description="Every event sent to it, oldest first.")
+    events: list[dict[str, Any]] = Field(
+        description="The events sent to it on this page (after every entry), oldest first."
+    )
+    cursor: str | None = Field(
+        default=None,
+        exclude_if=lambda cursor: cursor is None,  # absent: this page is the whole rest
+        description=(
+            "Present only when there is a next page: pass it back as ?cursor=. A page holds at "
+            "most ?limit= entries and events (1,000 by default) and 512 KiB, entries first; "
+            "the pages' entries and events, put end to end, are the whole history."
+        ),
+    )
 
 
 class WorkflowSchedule(_Model):
@@ -416,8 +431,8 @@ class AttemptError(StepError):
         default=None,
         description=(
             "The traceback of the exception, with only the workflow's own frames (file, line, "
-            "function, source line; never variable values), at most 8 KiB: the innermost "
-            "frames are kept and a line says how many outer ones were cut."
+            "function, source line; never variable values), at most 8 KiB: past that its "
+            "first and last frames are kept, and a line between them says how many were cut."
         ),
     )
 
@@ -487,6 +502,26 @@ class StepView(_Model):
     )
     child: ChildLink | None = Field(
         default=None, description="The child workflow instance a runWorkflow step started."
+    )
+    attempts_omitted: int = Field(
+        default=0,
+        exclude_if=lambda omitted: not omitted,  # left out when every attempt is shown
+        description=(
+            "Present only when attempt_history leaves attempts out: how many. A row shows at "
+            "most 25 attempts, the first and the 24 newest (GET .../history has them all)."
+        ),
+    )
+
+
+class StepPageBody(_Model):
+    """One page of an instance's step timeline."""
+
+    steps: list[StepView] = Field(
+        description="At most ?limit= rows (1,000 by default) and 512 KiB, outputs aside."
+    )
+    total: int = Field(description="How many rows the whole timeline has.")
+    cursor: str | None = Field(
+        description="Pass back as ?cursor= for the next page; null at the end."
     )
 
 
@@ -590,6 +625,20 @@ class InstanceDetails(_Model):
     parent: ParentLink | None = Field(
         default=None,
         description="The instance whose step.run_workflow started this one, for a child.",
+    )
+    steps_total: int | None = Field(
+        default=None,
+        exclude_if=lambda total: total is None,  # left out when steps holds every row
+        description=(
+            "Present only when steps holds the first page of the timeline, not all of it: how "
+            "many rows it has in all. steps holds at most 1,000 rows and 512 KiB (outputs "
+            "aside); GET .../steps?cursor=steps_cursor gives the next page."
+        ),
+    )
+    steps_cursor: str | None = Field(
+        default=None,
+        exclude_if=lambda cursor: cursor is None,
+        description="Present with steps_total: pass as ?cursor= to GET .../steps for the rest.",
     )
 
 

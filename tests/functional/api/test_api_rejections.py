@@ -288,7 +288,7 @@ CASES = [
     Bad(
         "trailing path segment",
         "GET",
-        f"{INSTANCES}/{TAKEN}/steps",
+        f"{INSTANCES}/{TAKEN}/journal",
         status=404,
         code="not_found",
     ),

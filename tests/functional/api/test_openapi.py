@@ -31,6 +31,7 @@ ROUTES: dict[tuple[str, str], tuple[str, str, str | None]] = {
         "DeleteBatchResultBody",
         "DeleteBatchBody",
     ),
+    ("get", f"{INSTANCE}/steps"): ("200", "StepPageBody", None),
     ("get", f"{INSTANCE}/steps/{{step_name}}"): ("200", "StepOutputBody", None),
     ("get", f"{INSTANCE}/history"): ("200", "HistoryBody", None),
 }
