@@ -14,6 +14,7 @@ the API answers                                raised here
 404 unknown_workflow                           :class:`~lambda_workflows.UnknownWorkflow`
 404 instance_not_found                         :class:`~lambda_workflows.InstanceNotFound`
 404 step_not_found                             :class:`~lambda_workflows.StepNotFound`
+400 stale_cursor (the instance was restarted)  ``StaleCursor`` (an ``InvalidInput``)
 409 instance_exists                            :class:`~lambda_workflows.InstanceAlreadyExists`
 409 invalid_transition                         :class:`~lambda_workflows.InvalidTransition`
 409 conflict                                   ``ConcurrentModification``
@@ -31,12 +32,14 @@ first signed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from .api_pages import Fetch, whole_history, whole_instance
 from .engine import codec
 from .engine.deletion import DeleteBatchResult, check_delete_batch
 from .engine.errors import (
@@ -47,12 +50,15 @@ from .engine.errors import (
     InstanceNotFound,
     InvalidInput,
     InvalidTransition,
+    StaleCursor,
     StepNotFound,
     UnknownWorkflow,
     WorkflowError,
 )
+from .engine.history import History
 from .engine.limits import check_id
 from .engine.model import InstanceRecord, InstanceRef, InstanceStatus, InstanceStatusView
+from .engine.pages import STEPS_PAGE, HistoryPage, StepPage, check_limit
 from .engine.ports import InstancePage
 from .engine.recorded_steps import StepOutput, StepSelector
 from .engine.service import BatchResult
@@ -107,6 +113,7 @@ _REFUSED: Final = {
     "unsupported_media_type",
 }
 _BY_CODE: Final[dict[str, Callable[[str], WorkflowError]]] = {
+    "stale_cursor": StaleCursor,
     "unknown_workflow": UnknownWorkflow,
     "instance_not_found": InstanceNotFound,
     "step_not_found": StepNotFound,
@@ -117,6 +124,7 @@ _BY_CODE: Final[dict[str, Callable[[str], WorkflowError]]] = {
 }
 _RETRYABLE_STATUSES: Final = {429, 502, 503, 504}
 _NO_LIMIT: Final = 2**62
+_READS: Final = 3  # reads of a paged answer, when restarts keep making its cursors stale
 
 
 class HttpInstanceService:
@@ -152,12 +160,46 @@ class HttpInstanceService:
 
     def get(self, ref: InstanceRef) -> RemoteInstance:
         """The instance (its id and status). Raises InstanceNotFound."""
-        view = self.status(ref)
-        return RemoteInstance(ref, view.status)
+        answer = self._call("GET", _instance(ref))  # its first page of steps is enough
+        return RemoteInstance(ref, _status(answer["status"]))
 
     def status(self, ref: InstanceRef) -> InstanceStatusView:
-        """``GET /workflows/{workflow}/instances/{id}``, rebuilt into the direct mode's view."""
-        return InstanceStatusView.from_dict(self._call("GET", _instance(ref)))
+        """``GET /workflows/{workflow}/instances/{id}``, rebuilt into the direct mode's view,
+        with every step: the rows past the answer's first page come from ``GET …/steps``, page
+        by page (read again from the start when the instance is restarted meanwhile)."""
+        return InstanceStatusView.from_dict(self._whole(ref, whole_instance))
+
+    def steps(
+        self, ref: InstanceRef, cursor: str | None = None, limit: int = STEPS_PAGE
+    ) -> StepPage:
+        """``GET …/instances/{id}/steps?cursor=&limit=``: one page of the step timeline (the
+        first, or the one after ``cursor``)."""
+        query = {"cursor": cursor, "limit": check_limit(limit)}
+        return StepPage.from_dict(self._call("GET", (*_instance(ref), "steps"), query=query))
+
+    def history(self, ref: InstanceRef) -> History:
+        """The instance's whole history: ``GET …/instances/{id}/history``, page by page."""
+        return History.from_dict(self._whole(ref, whole_history))
+
+    def history_page(
+        self, ref: InstanceRef, cursor: str | None = None, limit: int = STEPS_PAGE
+    ) -> HistoryPage:
+        """``GET …/instances/{id}/history?cursor=&limit=``: one page of the history."""
+        query = {"cursor": cursor, "limit": check_limit(limit)}
+        answer = self._call("GET", (*_instance(ref), "history"), query=query)
+        return HistoryPage(History.from_dict(answer), answer.get("cursor"))
+
+    def _whole(self, ref: InstanceRef, read: Callable[[Fetch], dict[str, Any]]) -> dict[str, Any]:
+        """``read`` (see :mod:`lambda_workflows.api_pages`) of the instance's pages, again from
+        the first page when a restart made a cursor stale meanwhile (a few times at most)."""
+
+        def fetch(segments: tuple[str, ...], query: Mapping[str, Any]) -> Any:
+            return self._call("GET", (*_instance(ref), *segments), query=query)
+
+        for _ in range(_READS - 1):
+            with contextlib.suppress(StaleCursor):
+                return read(fetch)
+        return read(fetch)
 
     def list(
         self,

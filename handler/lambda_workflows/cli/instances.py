@@ -4,9 +4,12 @@ and ``trigger``."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from lambda_workflows.api_pages import Fetch, whole_history, whole_instance
 from lambda_workflows.engine.model import InstanceStatus
+from lambda_workflows.remote import ApiError
 from lambda_workflows.text_timeline import render
 
 from .console import Console, add_api_options, add_command, api, json_option, whole_number
@@ -14,6 +17,7 @@ from .console import Console, add_api_options, add_command, api, json_option, wh
 __all__ = ["add_commands"]
 
 MAX_PAGE = 1000  # the API's largest ?limit=
+_READS = 3  # reads of a paged answer, when restarts keep making its cursors stale
 
 
 def add_commands(commands: Any) -> None:
@@ -172,11 +176,30 @@ def step_output(args: argparse.Namespace, console: Console) -> int:
 
 
 def export_history(args: argparse.Namespace, console: Console) -> int:
-    """``GET /workflows/{name}/instances/{id}/history``, printed as JSON (the export format)."""
-    remote = api(args)
-    path = remote.path("workflows", args.name, "instances", args.id, "history")
-    console.json(remote.request("GET", path).body)
+    """``GET /workflows/{name}/instances/{id}/history``, page by page, printed as JSON (the
+    export format, whole)."""
+    console.json(_read_whole(args, whole_history))
     return 0
+
+
+def _read_whole(args: argparse.Namespace, read: Callable[[Fetch], dict[str, Any]]) -> Any:
+    """``read`` (see :mod:`lambda_workflows.api_pages`) of the instance's pages; read again
+    from the first page when the instance was restarted meanwhile (a few times at most)."""
+    remote = api(args)
+
+    def fetch(segments: tuple[str, ...], query: Mapping[str, Any]) -> Any:
+        path = remote.path(
+            "workflows", args.name, "instances", args.id, *segments, query=dict(query)
+        )
+        return remote.request("GET", path).body
+
+    for _ in range(_READS - 1):
+        try:
+            return read(fetch)
+        except ApiError as exc:
+            if exc.code != "stale_cursor":
+                raise
+    return read(fetch)
 
 
 def list_instances(args: argparse.Namespace, console: Console) -> int:
@@ -203,9 +226,9 @@ def list_instances(args: argparse.Namespace, console: Console) -> int:
 
 
 def describe_instance(args: argparse.Namespace, console: Console) -> int:
-    """``GET /workflows/{name}/instances/{id}``: the timeline."""
-    remote = api(args)
-    body = remote.request("GET", remote.path("workflows", args.name, "instances", args.id)).body
+    """``GET /workflows/{name}/instances/{id}``, with every step (``GET …/steps`` pages past
+    the first): the timeline."""
+    body = _read_whole(args, whole_instance)
     if args.json:
         console.json(body)
         return 0

@@ -17,6 +17,7 @@ from .model import InstanceRef, InstanceStatusView
 
 if TYPE_CHECKING:
     from .deletion import DeleteBatchResult
+    from .pages import StepPage
     from .ports import InstancePage
     from .recorded_steps import StepOutput
     from .service import BatchResult
@@ -84,6 +85,10 @@ class InstanceApi(Protocol):
         """One step's whole recorded output; a step that is not recorded raises StepNotFound."""
         ...
 
+    def steps(self, ref: InstanceRef, cursor: str | None = None, limit: int = 1000) -> StepPage:
+        """A page of the step timeline: the first, or the one after ``cursor``."""
+        ...
+
     def delete(self, ref: InstanceRef) -> object:
         """Delete the instance (terminated first if it runs); a missing one raises
         InstanceNotFound."""
@@ -145,6 +150,17 @@ class WorkflowInstance:
             self._service.restart(self.ref)
         else:
             self._service.restart(self.ref, from_step=from_step)
+
+    def steps(self, cursor: str | None = None, limit: int = 1000) -> StepPage:
+        """One page of the step timeline, in run order: at most ``limit`` rows (1 to 1,000)
+        and 512 KiB (see :mod:`lambda_workflows.engine.pages`), with the ``total`` and the
+        ``cursor`` of the next page (None after the last). ``status()`` has every row; this
+        reads a long timeline a page at a time.
+
+        Raises:
+            InvalidInput: a ``limit`` out of range, or a ``cursor`` that is not one of this
+                instance's (``StaleCursor``: it was restarted since: start again)."""
+        return self._service.steps(self.ref, cursor, limit)
 
     def step_output(self, name: str, count: int = 1) -> StepOutput:
         """The whole recorded output of step ``name`` (occurrence ``count``): ``name``,
