@@ -283,6 +283,42 @@ def test_a_thousand_step_instance_draws_every_row(browser: Browser, dev: DevApi)
     assert focused == str(MANY_STEPS - 1)
 
 
+def test_a_long_instance_shows_its_first_page_and_the_count_then_loads_the_rest(
+    browser: Browser, dev: DevApi
+) -> None:
+    # GIVEN an instance whose 70 rows do not fit one answer of the API (each failed attempt
+    # says 8,000 characters: its answer carries a first page, the count and a cursor)
+    dev.create("loud-steps", "loud-paged", {"steps": 70})
+    answer = dev.wait_status("loud-steps", "loud-paged", "complete", timeout=300)
+    first = len(answer["steps"])
+    assert answer["steps_total"] == 70 and 1 < first < 70
+
+    # WHEN its page opens
+    browser.open("#/workflows/loud-steps/instances/loud-paged")
+    browser.find(f'.timeline[data-rows="{first}"]', timeout=60)
+
+    # THEN it draws the first page and says how many rows there are in all
+    assert browser.text("#steps-title") == f"Steps ({first} of 70)"
+    more = browser.find(".steps-more .load-more")
+    assert more.text == "Load more steps"
+
+    # WHEN "Load more steps" is clicked until every row is there
+    while browser.all(".steps-more .load-more:not([hidden])"):
+        shown = len(browser.all(ROWS))
+        browser.find(".steps-more .load-more").click()
+        browser.wait(lambda n=shown: len(browser.all(ROWS)) > n, why="the next page's rows")
+
+    # THEN every row is drawn once, in run order, and the count is whole
+    names = browser.script(
+        "return [...document.querySelectorAll(arguments[0] + ' .name')].map(n => n.textContent)",
+        ROWS,
+    )
+    assert names == [f"loud {n}" for n in range(70)]
+    assert browser.text("#steps-title") == "Steps (70)"
+    assert browser.script("return document.querySelector('.steps-more .load-more').hidden")
+    browser.screenshot("instance-paged-steps")
+
+
 def test_readable_at_phone_width_and_in_dark_mode(browser: Browser, dev: DevApi) -> None:
     # GIVEN a waiting instance
     dev.create("subscription", "sub-phone", {"customer_id": "c-7"})

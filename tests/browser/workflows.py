@@ -13,6 +13,7 @@ from lambda_workflows import (
     WorkflowEvent,
     WorkflowStep,
 )
+from tests.functional.api.many_steps import LoudSteps
 
 MANY_STEPS = 1_000
 
@@ -104,6 +105,7 @@ BROWSER_WORKFLOWS: dict[str, type[WorkflowEntrypoint]] = {
     "renewal": RenewalV2,
     "renewal@1": RenewalV1,
     "many-steps": ManyStepsWorkflow,
+    "loud-steps": LoudSteps,
     "gate": GateWorkflow,
     "refunded": RefundedWorkflow,
     "fulfilment": FulfilmentWorkflow,

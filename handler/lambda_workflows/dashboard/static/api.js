@@ -57,6 +57,14 @@ export const paths = {
     return `/workflows/${enc(name)}/instances${text ? `?${text}` : ""}`;
   },
   instance: (name, id) => `/workflows/${enc(name)}/instances/${enc(id)}`,
+  // a page of an instance's steps past the first (which the instance's own answer carries)
+  steps: (name, id, { cursor, limit } = {}) => {
+    const query = new URLSearchParams();
+    if (cursor) query.set("cursor", cursor);
+    if (limit) query.set("limit", String(limit));
+    const text = query.toString();
+    return `/workflows/${enc(name)}/instances/${enc(id)}/steps${text ? `?${text}` : ""}`;
+  },
   status: (name, id) => `/workflows/${enc(name)}/instances/${enc(id)}/status`,
   event: (name, id, type) => `/workflows/${enc(name)}/instances/${enc(id)}/events/${enc(type)}`,
   // served by lambda-workflows dev and lambda-workflows ui, not by the deployed API: drawn from the source

@@ -1,6 +1,11 @@
 // One instance: its status with the reason, params, output, error, the step timeline, and
 // the controls (pause, resume, terminate, restart, send an event), each confirmed first.
 // While the instance is live the page polls it (see poll.js).
+//
+// The API's answer carries the first page of a long timeline (1,000 rows at most) with
+// steps_total and steps_cursor: the count says "1000 of 25000" and "Load more steps" appends
+// the next page (GET …/steps?cursor=). Loaded pages stay while the first page ends where it
+// did; on each poll of a live instance the last one is read again, so new rows show.
 
 import { api, paths, FINISHED } from "./api.js";
 import { badge, duration, h, ms, pretty, when } from "./dom.js";
@@ -47,20 +52,63 @@ export function renderInstance(main, workflow, id) {
     let instance;
     try {
       instance = await api("GET", paths.instance(workflow, id));
+      await readLastPageAgain(view, workflow, id, instance);
     } catch (error) {
       view.problem.replaceChildren(errorBox(error));
       if (error.status === 404) return false; // gone (or never was): nothing to watch
       throw error; // the poller backs off and tries again
     }
     view.problem.replaceChildren();
+    view.instance = instance;
     show(view, instance);
     return !FINISHED.has(instance.status);
   }
 
   const polling = poller(load);
   wireControls(view, workflow, id, polling);
+  view.more.addEventListener("click", () => loadMore(view, workflow, id));
   polling.now();
   return () => polling.stop();
+}
+
+/** Keep the pages loaded past the first while it ends where it did (else drop them); read the
+ * last of them again while the instance is live, and once after it finished. */
+async function readLastPageAgain(view, workflow, id, instance) {
+  const pages = view.pages;
+  if ((instance.steps_cursor ?? null) !== pages.after) {
+    pages.after = instance.steps_cursor ?? null;
+    pages.loaded = [];
+    return;
+  }
+  const last = pages.loaded.at(-1);
+  if (!last || last.final) return;
+  const final = FINISHED.has(instance.status);
+  try {
+    const page = await api("GET", paths.steps(workflow, id, { cursor: last.cursor }));
+    pages.loaded[pages.loaded.length - 1] = { cursor: last.cursor, steps: page.steps, next: page.cursor, total: page.total, final };
+  } catch (error) {
+    if (error.status !== 400) throw error;
+    pages.loaded = []; // a stale cursor: restarted meanwhile, the first page starts again
+  }
+}
+
+async function loadMore(view, workflow, id) {
+  const pages = view.pages;
+  const cursor = pages.loaded.length ? pages.loaded.at(-1).next : pages.after;
+  if (!cursor || !view.instance) return;
+  view.more.disabled = true;
+  try {
+    const page = await api("GET", paths.steps(workflow, id, { cursor }));
+    const final = FINISHED.has(view.instance.status);
+    pages.loaded.push({ cursor, steps: page.steps, next: page.cursor, total: page.total, final });
+    view.problem.replaceChildren();
+    show(view, view.instance);
+  } catch (error) {
+    view.problem.replaceChildren(errorBox(error));
+    if (error.status === 400) pages.loaded = []; // a stale cursor: load from the first page
+  } finally {
+    view.more.disabled = false;
+  }
 }
 
 function layout(workflow, id) {
@@ -93,6 +141,7 @@ function layout(workflow, id) {
   const data = h("section", { class: "data", "aria-label": "Params, output and error" }, h("p", { class: "muted" }, "\u00a0"));
   const timeline = createTimeline();
   const stepCount = h("span", { class: "muted" }, "");
+  const more = h("button", { type: "button", class: "load-more", hidden: true }, "Load more steps");
   const live = h("span", { class: "live muted", "aria-live": "off" }, "\u00a0");
   const node = h("div", { class: "instance", "data-workflow": workflow, "data-instance": id },
     h("div", { class: "page-head" }, h("h1", { tabindex: "-1" }, "Instance ", h("span", { class: "mono" }, id)), live),
@@ -103,13 +152,16 @@ function layout(workflow, id) {
       h("section", { class: "controls", "aria-labelledby": "controls-title" },
         h("h2", { id: "controls-title" }, "Controls"), h("div", { class: "buttons" }, buttons), eventForm, result),
     ),
-    h("section", { class: "steps", "aria-labelledby": "steps-title" }, h("h2", { id: "steps-title" }, "Steps ", stepCount), timeline.node),
+    h("section", { class: "steps", "aria-labelledby": "steps-title" }, h("h2", { id: "steps-title" }, "Steps ", stepCount), timeline.node,
+      h("div", { class: "steps-more" }, more)),
   );
-  return { node, f, buttons, eventForm, eventType, payload, send, result, problem, data, timeline, stepCount, live };
+  const pages = { after: null, loaded: [] }; // the pages loaded past the first
+  return { node, f, buttons, eventForm, eventType, payload, send, result, problem, data, timeline, stepCount, more, pages, live };
 }
 
-function show(view, instance) {
+function show(view, answer) {
   const { f } = view;
+  const instance = withLoadedSteps(view, answer);
   f.status.value.replaceChildren(badge(instance.status));
   f.reason.value.textContent = reason(instance);
   f.created.value.textContent = when(instance.created);
@@ -128,12 +180,25 @@ function show(view, instance) {
     view.shown = shown; // redrawn only when changed: an open traceback stays open
     view.data.replaceChildren(...dataBlocks(instance));
   }
-  view.stepCount.textContent = `(${(instance.steps || []).length})`;
+  const rows = instance.steps.length;
+  view.stepCount.textContent = instance.more ? `(${rows} of ${instance.total})` : `(${rows})`;
+  view.more.hidden = !instance.more;
   if (view.timeline.update(instance) && !view.painted) {
     view.painted = true;
     // after the first full draw has been painted: what `make bench` times
     requestAnimationFrame(() => setTimeout(() => performance.mark("workflows:timeline-painted")));
   }
+}
+
+/** The instance with the rows of every page loaded past its first, how many rows its
+ * timeline has (`total`) and whether a page is left to load (`more`). */
+function withLoadedSteps(view, instance) {
+  const loaded = view.pages.loaded;
+  const steps = [...(instance.steps || []), ...loaded.flatMap((page) => page.steps)];
+  const last = loaded.at(-1);
+  const more = last ? last.next : instance.steps_cursor;
+  const total = last ? last.total : instance.steps_total ?? steps.length;
+  return { ...instance, steps, more: Boolean(more), total };
 }
 
 function reason(instance) {

@@ -116,7 +116,8 @@ ROW.innerHTML = '<details class="step"><summary class="row">'
   + '<span class="c-track"></span></summary></details>';
 
 function stepRow(step, index, scale) {
-  const failed = (step.attempt_history || []).filter((a) => !a.success).length;
+  // attempts left out of a long history (attempts_omitted) all failed: only the last succeeds
+  const failed = (step.attempt_history || []).filter((a) => !a.success).length + (step.attempts_omitted || 0);
   const row = ROW.content.firstChild.cloneNode(true);
   row.className = `step type-${step.type} st-${step.status}`;
   row.dataset.key = `${step.count}:${step.name}`; // the count first: names may hold any character
@@ -235,6 +236,10 @@ function attemptList(step) {
   let previousEnd = null;
   for (const attempt of history) {
     const start = ms(attempt.start);
+    if (step.attempts_omitted && attempt === history[1]) { // the first attempt, then the newest
+      items.push(h("li", { class: "attempts-omitted muted" }, `… ${step.attempts_omitted} more failed attempts, not shown here (the instance's history has every one)`));
+      previousEnd = null;
+    }
     if (previousEnd !== null && start !== null && start > previousEnd) {
       items.push(h("li", { class: "retry-delay" }, `retried after ${duration(start - previousEnd)}`));
     }
