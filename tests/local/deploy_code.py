@@ -57,7 +57,39 @@ class ShippingLabelFirst(WorkflowEntrypoint):
         return await step.wait_for_event("picked up", type="picked-up", timeout="1 day")
 
 
+class Chatty(WorkflowEntrypoint):
+    """60 steps whose first attempts fail saying 8,000 characters (its history takes several
+    pages of the API), then a wait."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        for number in range(60):
+            await step.do(_talk_name(number), {"retries": {"limit": 1, "delay": 0}}, _talk)
+        return await step.wait_for_event("done", type="done", timeout="1 day")
+
+
+class ChattyLastRenamed(Chatty):
+    """Chatty whose 60th step has a new name: incompatible at call #60 only."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        for number in range(59):
+            await step.do(_talk_name(number), {"retries": {"limit": 1, "delay": 0}}, _talk)
+        await step.do("last words", {"retries": {"limit": 1, "delay": 0}}, _talk)
+        return await step.wait_for_event("done", type="done", timeout="1 day")
+
+
+def _talk_name(number: int) -> str:
+    return f"talk {number}"
+
+
+def _talk(ctx: Any) -> str:
+    if ctx.attempt == 1:
+        raise RuntimeError("x" * 8_000)
+    return "said"
+
+
 MODULE = __name__
 DEPLOYED = f"orders={MODULE}:Orders,shipping={MODULE}:Shipping"
 CHANGED = f"orders={MODULE}:OrdersWithReceipt,shipping={MODULE}:ShippingLabelFirst"
 CHANGED_AND_PINNED = f"{CHANGED},shipping@1={MODULE}:Shipping"
+CHATTY = f"chatty={MODULE}:Chatty"
+CHATTY_CHANGED = f"chatty={MODULE}:ChattyLastRenamed"

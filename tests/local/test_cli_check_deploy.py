@@ -85,6 +85,26 @@ def test_a_step_added_after_the_last_is_compatible_and_reordered_steps_diverge_e
     assert "1 of 3 instance(s) would not replay" in ran.err
 
 
+def test_every_page_of_a_long_history_is_replayed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN an instance in flight whose history takes several pages of the API (120 entries
+    # of ~9 KB), and local code that renames its 60th and last step
+    runtime = LocalRuntime(load_workflows(deploy_code.CHATTY), out=lambda line: None)
+    with serving(runtime) as running:
+        api = HttpApi(running.url)
+        api.request("POST", "/workflows/chatty/instances", {"instance_id": "c-1"})
+        until_status(api, "chatty", "c-1", "waiting")
+        history = api.request("GET", "/workflows/chatty/instances/c-1/history").body
+        assert "cursor" in history and len(history["entries"]) < 120
+        # WHEN the instance is checked
+        ran = check(deploy_code.CHATTY_CHANGED, "--json", url=running.url, monkeypatch=monkeypatch)
+    # THEN it diverges at call #60, which only its history's last page holds (the first page
+    # alone would replay as a history cut short: compatible)
+    assert ran.code == 1, ran.err
+    [checked] = json.loads(ran.out)["instances"]
+    assert checked["divergence"]["position"] == 60
+    assert checked["divergence"]["recorded"] == {"name": "talk 59", "kind": "do"}
+
+
 def test_the_old_class_pinned_as_name_at_1_replays_its_instances_exit_0(
     stack: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

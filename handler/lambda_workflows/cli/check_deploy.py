@@ -2,9 +2,10 @@
 stack?
 
 Before a deploy, every instance not finished on the target stack (dev server or deployed API)
-is listed, its history fetched (``GET .../history``) and replayed with the local code (the
-classes ``WORKFLOWS`` registers here) by :class:`lambda_workflows.testing.Replayer`: with the class
-of the instance's version when it is registered here (``name@version``), else with the newest. A
+is listed, its history fetched (``GET .../history``, every page of it) and replayed with the
+local code (the classes ``WORKFLOWS`` registers here) by
+:class:`lambda_workflows.testing.Replayer`: with the class of the instance's version when it is
+registered here (``name@version``), else with the newest. A
 divergence found now is a ``NonDeterminismError`` the deployed code would have raised when that
 instance next woke up.
 
@@ -21,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from lambda_workflows.api_pages import whole_history
 from lambda_workflows.engine.history import History, HistoryFormatError
 from lambda_workflows.engine.model import InstanceStatus
 from lambda_workflows.engine.replayer import Divergence, Replayer, StepCall
@@ -28,6 +30,7 @@ from lambda_workflows.engine.versions import is_registered, workflow_names
 from lambda_workflows.remote import ApiError, HttpApi
 
 from .console import CommandError, Console, Exit, add_api_options, add_command, api, whole_number
+from .instances import read_pages
 
 __all__ = ["Checked", "add_commands", "check_deploy"]
 
@@ -226,9 +229,9 @@ def _in_flight(remote: HttpApi, names: list[str]) -> Iterator[tuple[str, str]]:
 
 def _check_one(remote: HttpApi, replayer: Replayer, ref: tuple[str, str]) -> Checked:
     name, instance_id = ref
-    path = remote.path("workflows", name, "instances", instance_id, "history")
-    try:
-        history = History.from_dict(remote.request("GET", path).body)
+
+    try:  # every page of it: the first alone would replay as a history cut short
+        history = History.from_dict(read_pages(remote, name, instance_id, whole_history))
     except ApiError as exc:
         if exc.code == "instance_not_found":
             return Checked(name, instance_id, "?", "?", problem="deleted while checking")

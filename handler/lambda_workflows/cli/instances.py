@@ -9,7 +9,7 @@ from typing import Any
 
 from lambda_workflows.api_pages import Fetch, whole_history, whole_instance
 from lambda_workflows.engine.model import InstanceStatus
-from lambda_workflows.remote import ApiError
+from lambda_workflows.remote import ApiError, HttpApi
 from lambda_workflows.text_timeline import render
 
 from .console import Console, add_api_options, add_command, api, json_option, whole_number
@@ -178,18 +178,23 @@ def step_output(args: argparse.Namespace, console: Console) -> int:
 def export_history(args: argparse.Namespace, console: Console) -> int:
     """``GET /workflows/{name}/instances/{id}/history``, page by page, printed as JSON (the
     export format, whole)."""
-    console.json(_read_whole(args, whole_history))
+    console.json(read_pages(api(args), args.name, args.id, whole_history))
     return 0
 
 
-def _read_whole(args: argparse.Namespace, read: Callable[[Fetch], dict[str, Any]]) -> Any:
-    """``read`` (see :mod:`lambda_workflows.api_pages`) of the instance's pages; read again
-    from the first page when the instance was restarted meanwhile (a few times at most)."""
-    remote = api(args)
+def read_pages(
+    remote: HttpApi, name: str, instance_id: str, read: Callable[[Fetch], dict[str, Any]]
+) -> dict[str, Any]:
+    """``read`` (see :mod:`lambda_workflows.api_pages`) of an instance's pages; read again
+    from the first page when the instance was restarted meanwhile (a few times at most).
+
+    Raises:
+        ApiError: the API refused a page (a stale cursor the last time too).
+    """
 
     def fetch(segments: tuple[str, ...], query: Mapping[str, Any]) -> Any:
         path = remote.path(
-            "workflows", args.name, "instances", args.id, *segments, query=dict(query)
+            "workflows", name, "instances", instance_id, *segments, query=dict(query)
         )
         return remote.request("GET", path).body
 
@@ -228,7 +233,7 @@ def list_instances(args: argparse.Namespace, console: Console) -> int:
 def describe_instance(args: argparse.Namespace, console: Console) -> int:
     """``GET /workflows/{name}/instances/{id}``, with every step (``GET …/steps`` pages past
     the first): the timeline."""
-    body = _read_whole(args, whole_instance)
+    body = read_pages(api(args), args.name, args.id, whole_instance)
     if args.json:
         console.json(body)
         return 0
