@@ -14,6 +14,8 @@ request. Every failure is JSON ``{"error": {"code", "message"}}``:
 400   invalid_body            the body is not what the route takes at all (e.g. a string for {})
 400   invalid_input           the engine refused a value: bad event type, bad cursor, params
                               over 1 MiB encoded
+400   stale_cursor            a cursor of an instance's steps or history handed out before it
+                              was restarted: read again from the first page
 404   unknown_workflow        no workflow of that name (a malformed name included)
 404   instance_not_found      no instance of that id (a malformed id included)
 404   step_not_found          the instance recorded no such step (the message lists its steps)
@@ -42,6 +44,10 @@ most 100 objects (``{ids: [...]}`` of at most 100 strings for a delete) is refus
 ``GET …/instances/{id}`` leaves out each step output over 64 KiB (and any past 4 MiB of them
 in all: a Lambda answer holds at most 6 MB) as ``output: null, output_truncated: true``;
 ``GET …/instances/{id}/steps/{step_name}?count=N`` answers with one step's output, whole.
+It carries the first page of the step timeline (at most 1,000 rows and 512 KiB), with
+``steps_total`` and ``steps_cursor`` when there are more; ``GET …/instances/{id}/steps`` and
+``GET …/instances/{id}/history`` page with ``limit`` and ``cursor`` (see
+:mod:`lambda_workflows.engine.pages`), so every answer stays bounded however long the instance.
 
 ``GET /openapi.json`` serves the OpenAPI 3.1 document; ``GET /docs`` the Swagger UI (bundled
 assets, no CDN). Both name the server the request came through (see :func:`_base_path`), so
