@@ -74,11 +74,17 @@ def test_every_log_group_has_a_retention() -> None:
 
 # --- the API stage ---------------------------------------------------------------------------
 
-API = properties("WorkflowsApi")
+API = properties("WorkflowsApi")  # the REST API (ApiType=REST)
+HTTP_API = properties("WorkflowsHttpApi")  # the HTTP API (ApiType=HTTP, the default)
+ACCESS_LOGS = {
+    "WorkflowsApi": API["AccessLogSetting"],
+    "WorkflowsHttpApi": HTTP_API["AccessLogSettings"],
+}
 
 
-def test_the_stage_writes_a_json_access_log_line_per_request_to_a_kept_group() -> None:
-    setting = API["AccessLogSetting"]
+@pytest.mark.parametrize("api", sorted(ACCESS_LOGS))
+def test_the_stage_writes_a_json_access_log_line_per_request_to_a_kept_group(api: str) -> None:
+    setting = ACCESS_LOGS[api]
     # GIVEN the destination: the access log group (which has a retention, above)
     destination = setting["DestinationArn"]["Fn::Sub"]
     assert destination.endswith(":log-group:${ApiAccessLogGroup}")
@@ -91,6 +97,7 @@ def test_the_stage_writes_a_json_access_log_line_per_request_to_a_kept_group() -
     fields = json.loads(filled)
     assert fields["requestId"] == "requestId"
     assert fields["ip"] == "identity.sourceIp"
+    assert fields["user"] == "identity.userArn"
     assert fields["method"] == "httpMethod"
     assert fields["path"] == "path"
     assert fields["status"] == "status"
@@ -101,8 +108,10 @@ def test_the_stage_throttles_every_route_by_default() -> None:
     (default,) = [
         s for s in API["MethodSettings"] if s["ResourcePath"] == "/*" and s["HttpMethod"] == "*"
     ]
-    assert ref(default["ThrottlingRateLimit"]) == "ApiThrottleRateLimit"
-    assert ref(default["ThrottlingBurstLimit"]) == "ApiThrottleBurstLimit"
+    http_default = HTTP_API["DefaultRouteSettings"]
+    for settings in (default, http_default):
+        assert ref(settings["ThrottlingRateLimit"]) == "ApiThrottleRateLimit"
+        assert ref(settings["ThrottlingBurstLimit"]) == "ApiThrottleBurstLimit"
     rate = PARAMETERS["ApiThrottleRateLimit"]["Default"]
     burst = PARAMETERS["ApiThrottleBurstLimit"]["Default"]
     # far below API Gateway's account limit (10,000 rps), and a burst of at least a second's rate

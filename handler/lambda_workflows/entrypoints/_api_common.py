@@ -75,8 +75,9 @@ def base_path(event: Mapping[str, Any]) -> str:
     """The part of the URL the client called that comes before the route: ``/prod``, or "".
 
     API Gateway passes the URL's path as ``requestContext.path`` and the route's path as
-    ``path``, its end: on the execute-api domain the stage comes first (``/prod/workflows``),
-    on a custom domain it does not. An event without ``requestContext.domainName``, which API
+    ``path``, its end: on a REST API's execute-api domain the stage comes first
+    (``/prod/workflows``); on a custom domain, and on an HTTP API's ``$default`` stage, it does
+    not (the two paths are the same). An event without ``requestContext.domainName``, which API
     Gateway always sets, was built by ``lambda-workflows dev``: it serves the API at ``/`` (its
     events still carry a stage, ``local``, and a path under it, which are in no URL).
     """

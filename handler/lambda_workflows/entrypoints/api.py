@@ -1,4 +1,8 @@
-"""ApiFunction: the HTTP API of docs/semantics.md (API Gateway REST API, proxy integration).
+"""ApiFunction: the HTTP API of docs/semantics.md (API Gateway, Lambda proxy integration).
+
+API Gateway delivers the REST API's event: from the template's HTTP API (payload format 1.0,
+its header names in lower case, the ``$default`` stage in no path) or from its REST API
+(``ApiType=REST``). Both are read alike (tests/functional/api/test_http_api_events.py).
 
 Every route calls :class:`~lambda_workflows.engine.service.InstanceService` once (:mod:`._api_ops`)
 and answers with its model of :mod:`.api_models`. A request takes one of two paths, which
@@ -51,8 +55,8 @@ It carries the first page of the step timeline (at most 1,000 rows and 512 KiB),
 
 ``GET /openapi.json`` serves the OpenAPI 3.1 document; ``GET /docs`` the Swagger UI (bundled
 assets, no CDN). Both name the server the request came through (see :func:`_base_path`), so
-the UI's "Try it out" calls the API where it is served: ``/prod`` on the execute-api domain,
-``/`` on a custom domain and in ``lambda-workflows dev``.
+the UI's "Try it out" calls the API where it is served: the stage (``/v1``) on a REST API's
+execute-api domain, ``/`` on an HTTP API's, on a custom domain and in ``lambda-workflows dev``.
 """
 
 from __future__ import annotations
@@ -99,7 +103,7 @@ def __getattr__(name: str) -> Any:
 
 
 def make_handler(runtime: RuntimeSource) -> LambdaHandler:
-    """The Lambda entry point (API Gateway REST API proxy event, payload v1), on ``runtime``."""
+    """The Lambda entry point (an API Gateway proxy event, payload format 1.0), on ``runtime``."""
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         rejected = _check_envelope(event) or _check_path(event) or _check_body_shape(event)

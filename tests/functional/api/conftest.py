@@ -226,6 +226,21 @@ def build_event(
     return event
 
 
+def as_http_api(event: dict[str, Any]) -> dict[str, Any]:
+    """The event an HTTP API (payload format 1.0, the template's default) delivers for the
+    request a REST API delivered as ``event``: header names in lower case, the ``$default``
+    stage, which is in no path, and ``version`` 1.0 (tests/events/http_api_*.json)."""
+    converted = json.loads(json.dumps(event))
+    converted["version"] = "1.0"
+    for headers in ("headers", "multiValueHeaders"):
+        if converted.get(headers):
+            converted[headers] = {str(k).lower(): v for k, v in converted[headers].items()}
+    context = converted["requestContext"]
+    context.pop("deploymentId", None)
+    context.update(path=converted["path"], stage="$default", resourceId=None)
+    return converted
+
+
 @pytest.fixture(scope="module")
 def module_api() -> Iterator[Api]:
     """One moto env per test module (building one takes most of a second)."""
