@@ -342,7 +342,8 @@ def _explained(exc: ApiError, url: str) -> str:
     if exc.status == 404:  # unknown_workflow and instance_not_found are mapped before
         return (
             f"{message} (is {url} the API's base URL? `lambda-workflows dev` serves it at "
-            "http://127.0.0.1:8787; a stack at its ApiUrl output, stage included)"
+            "http://127.0.0.1:8787; a stack at its ApiUrl output, which for a REST API ends "
+            "with its stage, /v1)"
         )
     return message
 

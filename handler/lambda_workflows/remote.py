@@ -96,8 +96,8 @@ class HttpApi:
     """Requests to one deployment of the API.
 
     Args:
-        url: the API's base URL (``http://127.0.0.1:8787``, or the stack's ``ApiUrl`` output,
-            stage included).
+        url: the API's base URL (``http://127.0.0.1:8787``, or the stack's ``ApiUrl`` output:
+            an HTTP API's root, or a REST API's stage, ``.../v1``).
         sign: sign requests with SigV4; default: when ``url`` is an execute-api URL.
         region: the region to sign for; default: the one in the execute-api host name, else
             the credential chain's.

@@ -132,12 +132,20 @@ def test_a_signed_request_carries_botocores_signature(
     assert tampered != parse_authorization(event).signature
 
 
+API_HOST = "http://a1b2c3d4e5.execute-api.eu-west-2.amazonaws.com"
+
+
+@pytest.mark.parametrize(
+    "api_url",
+    [API_HOST, API_HOST + "/", API_HOST + "/v1"],
+    ids=["http-api-root", "http-api-root-slash", "rest-api-stage"],
+)
 def test_an_execute_api_url_is_signed_by_default_for_the_region_in_its_host(
-    credentials: None, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+    credentials: None, recorder: Recorder, monkeypatch: pytest.MonkeyPatch, api_url: str
 ) -> None:
-    # GIVEN an API Gateway URL, reached through the recording server as an HTTP proxy (so no
-    # request leaves the machine), and another region configured for the credential chain
-    api_url = "http://a1b2c3d4e5.execute-api.eu-west-2.amazonaws.com/prod"
+    # GIVEN an API Gateway URL (an HTTP API's ApiUrl is its root, a REST API's its stage),
+    # reached through the recording server as an HTTP proxy (so no request leaves the
+    # machine), and another region configured for the credential chain
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("http_proxy", recorder.url)
     for name in ("no_proxy", "NO_PROXY"):
@@ -152,7 +160,7 @@ def test_an_execute_api_url_is_signed_by_default_for_the_region_in_its_host(
 
     # THEN the request went to the API's host, signed for the region its host names
     [sent] = recorder.requests
-    assert sent.target == f"{api_url}/workflows/orders/instances"
+    assert sent.target == f"{api_url.rstrip('/')}/workflows/orders/instances"
     assert sent.header("Host") == "a1b2c3d4e5.execute-api.eu-west-2.amazonaws.com"
     signature = parse_authorization(sent)
     assert (signature.region, signature.service) == ("eu-west-2", "execute-api")

@@ -22,7 +22,7 @@ def add_commands(commands: Any) -> None:
         "list the workflows the API serves",
         [
             "lambda-workflows list",
-            "lambda-workflows list --url https://abc123.execute-api.eu-west-1.amazonaws.com/prod",
+            "lambda-workflows list --url https://abc123.execute-api.eu-west-1.amazonaws.com",
         ],
         list_workflows,
     )

@@ -27,9 +27,8 @@ def add_commands(commands: Any) -> None:
         "open the dashboard of a deployed stack: its pages on 127.0.0.1, the API's calls "
         "forwarded to the stack and signed with your AWS credentials",
         [
-            "lambda-workflows ui --url https://abc123.execute-api.eu-west-1.amazonaws.com/prod",
-            "WORKFLOWS_URL=https://abc123.execute-api.eu-west-1.amazonaws.com/prod "
-            "lambda-workflows ui",
+            "lambda-workflows ui --url https://abc123.execute-api.eu-west-1.amazonaws.com",
+            "WORKFLOWS_URL=https://abc123.execute-api.eu-west-1.amazonaws.com lambda-workflows ui",
             "AWS_PROFILE=ops lambda-workflows ui --port 9000",
             "lambda-workflows ui --url http://127.0.0.1:8787    a dev server's API, unsigned",
         ],
