@@ -108,6 +108,16 @@ PRICES: tuple[Price, ...] = (
         "best-practices-api-gateway-private-apis-integration/cost-optimization.html",
     ),
     Price(
+        "apigateway.http_request",
+        1.00,
+        1e6,
+        "HTTP API request (first 300 million a month; metered in 512 KB increments)",
+        "https://aws.amazon.com/api-gateway/pricing/",
+        "https://amnic.com/blogs/aws-api-gateway-pricing, read 2026-12-05 ('HTTP API $1.00 "
+        "(first 300M), then $0.90/M'; its REST API row agrees with the one above)",
+        "template.yaml: ApiType (HTTP, the default, or REST) says which of the two is billed",
+    ),
+    Price(
         "stepfunctions.standard_transition",
         25.0,
         1e6,

@@ -8,20 +8,23 @@ from collections import Counter
 
 import pytest
 from bench.cost_bench import (
+    APPROVED_AFTER,
     DAYS_PER_MONTH,
     REAP_BATCH,
     SWEEP_GB,
+    Approval,
     Nap,
+    api_price_key,
     bill,
-    item_size,
     measure,
-    write_units,
 )
+from bench.cost_meter import item_size, write_units
 from bench.prices import PRICES, price
 
 from lambda_workflows.aws.items import entry_item
 from lambda_workflows.aws.settings import RETENTION_DAYS
 from lambda_workflows.engine.model import EntryKind, JournalEntry
+from lambda_workflows.infra.template import load_template
 
 
 def journal_item(result: object) -> dict[str, object]:
@@ -102,3 +105,47 @@ def test_a_sleeping_day_is_billed_line_by_line_with_its_storage_after_it_ends() 
         + run.reap_seconds * SWEEP_GB * price("lambda.arm64_gb_second").each
     )
     assert usage["retention USD"] > 0
+
+
+def test_an_api_request_is_billed_at_the_price_of_the_api_the_template_deploys() -> None:
+    # the template's default is an HTTP API
+    assert api_price_key() == "apigateway.http_request"
+    assert price("apigateway.http_request").each == 1.00 / 1e6
+    # a template deploying the REST API (or one from before ApiType) is billed at its price
+    template = load_template()
+    template["Parameters"]["ApiType"]["Default"] = "REST"
+    assert api_price_key(template) == "apigateway.rest_request"
+    del template["Parameters"]["ApiType"]
+    assert api_price_key(template) == "apigateway.rest_request"
+
+
+def test_an_hour_waiting_for_an_event_is_counted_call_by_call() -> None:
+    run = measure(Approval, "approval-test", approved_after=APPROVED_AFTER)
+    # create (put, message); invocation 1: lease, load, the wait's entry, its timeout's
+    # schedule, wait; the event an hour later, through the API (two reads, one transaction,
+    # the wake-up message); invocation 2: lease, load, the event's entry, end; invocation 3, a
+    # day after creation: the timeout's schedule fires (nothing deletes it) and the runner's
+    # lease, conditional on a live instance, finds it finished
+    assert run.meter.calls == Counter(
+        {
+            "dynamodb.PutItem": 3,
+            "dynamodb.UpdateItem": 5,
+            "dynamodb.Query": 2,
+            "dynamodb.GetItem": 2,
+            "dynamodb.TransactWriteItems": 1,
+            "sqs.SendMessage": 2,
+            "scheduler.CreateSchedule": 1,
+        }
+    )
+    assert len(run.invocations) == 3
+    assert len(run.api_calls) == 2  # the creation and the event, each an API request
+
+    bought, usage = bill([run], sleep_days=1 / 24)
+    assert usage["API requests"] == 2
+    assert bought.lines["API Gateway requests"] == 2 * price(api_price_key()).each
+    assert bought.lines["Lambda requests"] == pytest.approx(5 * price("lambda.request").each)
+    assert bought.lines["Scheduler invocations"] == price("scheduler.invocation").each
+    # counted sends, the event source's receive and delete of 3 messages, the schedule's send
+    assert bought.lines["SQS requests"] == pytest.approx(
+        (2 + 2 * 3 + 1) * price("sqs.request").each
+    )
