@@ -30,6 +30,11 @@ ADAPTER_SERVICES = {
     "aws/firings.py": "dynamodb",
     "aws/deletes.py": "dynamodb",
 }
+# Adapters outside the engine: the client and the runner never reach them, only the entrypoint
+# that wires them (LifecycleEventsFunction's publisher).
+PUBLISHER_SERVICES = {
+    "aws/eventbridge.py": "events",
+}
 # The classes the runtime wires together, by the attribute (or accessor) code reaches them by.
 COMPONENTS = {
     "service": ("engine/service.py", "InstanceService"),
@@ -44,6 +49,7 @@ COMPONENTS = {
     "firings": ("engine/firing_recovery.py", "FiringRecovery"),  # the sweep's lost firings
     "ledger": ("aws/firings.py", "DynamoFiringLedger"),  # FiringRecovery.ledger
     "deletes": ("aws/deletes.py", "InstanceDeletes"),  # DynamoStore.deletes
+    "publisher": ("aws/eventbridge.py", "EventBridgePublisher"),  # lifecycle events
 }
 # Operations authorized by other actions (Service Authorization Reference).
 AUTHORIZED_BY = {
@@ -224,7 +230,7 @@ def needed_by(entrypoint: str) -> set[str]:
     """The IAM actions the AWS operations on the entrypoint's code path need."""
     needed: set[str] = set()
     reached = code_path(entrypoint)
-    for module, service in ADAPTER_SERVICES.items():
+    for module, service in (ADAPTER_SERVICES | PUBLISHER_SERVICES).items():
         nodes = [_definitions(c.module)[c.name] for c in reached if c.module == module and c.name]
         operations = {
             op

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from lambda_workflows.engine.lifecycle import SOURCE
 from lambda_workflows.infra.template import load_template, resources_of_type
 
 from .code_paths import all_adapter_actions, module_actions, needed_by
@@ -128,6 +129,8 @@ def problems(statement: Statement) -> list[str]:
             found.append(f"passes {statement.resources}, not only the SchedulerRole")
         if condition.get("iam:PassedToService") != "scheduler.amazonaws.com":
             found.append("passes the role without iam:PassedToService scheduler.amazonaws.com")
+    if "events:PutEvents" in statement.actions:
+        found += _put_events_problems(statement)
     if any(
         a.startswith("scheduler:") and a not in RESOURCE_STAR_ALLOWED for a in statement.actions
     ):
@@ -135,6 +138,19 @@ def problems(statement: Statement) -> list[str]:
             pattern = arn.get("Fn::Sub", "") if isinstance(arn, dict) else str(arn)
             if ":schedule/${ScheduleGroup}/" not in pattern:
                 found.append(f"reaches schedules outside the ScheduleGroup: {arn}")
+    return found
+
+
+def _put_events_problems(statement: Statement) -> list[str]:
+    """events:PutEvents only on named buses, and only as lifecycle events' source."""
+    found: list[str] = []
+    for arn in statement.resources:
+        pattern = arn.get("Fn::Sub", "") if isinstance(arn, dict) else str(arn)
+        if ":event-bus/" not in pattern or pattern.endswith("/*"):
+            found.append(f"puts events on {arn}, not on one named bus")
+    condition = statement.body.get("Condition", {}).get("StringEquals", {})
+    if condition.get("events:source") != SOURCE:
+        found.append(f"puts events without the events:source condition {SOURCE!r}")
     return found
 
 
@@ -157,6 +173,14 @@ def test_each_statement_names_its_resources_actions_and_passed_role(
         (
             {"Action": "scheduler:DeleteSchedule", "Resource": {"Fn::Sub": "arn:x:schedule/*"}},
             "outside the ScheduleGroup",
+        ),
+        (
+            {"Action": "events:PutEvents", "Resource": {"Fn::Sub": "arn:x:event-bus/*"}},
+            "not on one named bus",
+        ),
+        (
+            {"Action": "events:PutEvents", "Resource": {"Fn::Sub": "arn:x:event-bus/b"}},
+            "without the events:source condition",
         ),
     ],
 )
@@ -212,7 +236,7 @@ SAM_EVENT_GRANTS = {
     },
 }
 # The services the engine's adapters call; grants outside them are checked elsewhere.
-ENGINE_PREFIXES = ("dynamodb:", "sqs:", "scheduler:", "iam:PassRole")
+ENGINE_PREFIXES = ("dynamodb:", "sqs:", "scheduler:", "iam:PassRole", "events:")
 
 
 def granted(function: str, *, with_event_sources: bool = True) -> set[str]:
@@ -242,9 +266,19 @@ def test_the_runner_may_call_everything_the_adapters_call() -> None:
     )
 
 
+# Each function's entrypoint module (lambda_workflows.entrypoints.<name>).
+ENTRYPOINTS = {
+    "ApiFunction": "api",
+    "RunnerFunction": "runner",
+    "TriggerFunction": "trigger",
+    "SweepFunction": "sweep",
+    "LifecycleEventsFunction": "lifecycle",
+}
+
+
 @pytest.mark.parametrize(
     ("function", "entrypoint"),
-    [("ApiFunction", "api"), ("TriggerFunction", "trigger"), ("SweepFunction", "sweep")],
+    [(function, name) for function, name in ENTRYPOINTS.items() if function != "RunnerFunction"],
 )
 def test_each_function_holds_exactly_what_its_code_path_calls(
     function: str, entrypoint: str
@@ -273,13 +307,21 @@ REMOVED = [
     ("TriggerFunction", "dynamodb:DeleteItem"),
     ("TriggerFunction", "scheduler:CreateSchedule"),
     ("TriggerFunction", "iam:PassRole"),
+    # Lifecycle events are published from the table's stream, never on the way of a step or
+    # a request: no other function may put events, and the publisher touches nothing else.
+    ("RunnerFunction", "events:PutEvents"),
+    ("ApiFunction", "events:PutEvents"),
+    ("TriggerFunction", "events:PutEvents"),
+    ("SweepFunction", "events:PutEvents"),
+    ("LifecycleEventsFunction", "dynamodb:Query"),
+    ("LifecycleEventsFunction", "dynamodb:GetItem"),
 ]
 
 
 @pytest.mark.parametrize(("function", "action"), REMOVED, ids=lambda value: str(value))
 def test_an_unused_permission_is_not_granted(function: str, action: str) -> None:
     assert action not in granted(function), f"{function} must not hold {action}"
-    assert action not in needed_by(function.removesuffix("Function").lower())
+    assert action not in needed_by(ENTRYPOINTS[function])
 
 
 def test_only_the_runner_and_the_sweep_may_pass_the_scheduler_role() -> None:

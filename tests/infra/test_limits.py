@@ -62,7 +62,14 @@ def test_each_function_logs_to_its_own_group_kept_log_retention_days(function: s
 
 def test_no_two_functions_share_a_log_group() -> None:
     groups = [ref(properties(f)["LoggingConfig"]["LogGroup"]) for f in FUNCTIONS]
-    assert len(set(groups)) == len(groups) == 4
+    assert len(set(groups)) == len(groups) == 5
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_a_functions_log_group_exists_when_the_function_does(function: str) -> None:
+    # LifecycleEventsFunction exists only with a LifecycleEventBus: so does its group
+    group = ref(properties(function)["LoggingConfig"]["LogGroup"])
+    assert RESOURCES[group].get("Condition") == RESOURCES[function].get("Condition")
 
 
 def test_every_log_group_has_a_retention() -> None:

@@ -524,6 +524,7 @@ class DynamoStore:
         items: list[dict[str, Any]] = []
         for entry in entries:
             item, chunks = it.entry_item(pk, generation, entry, now)
+            item[it.SEEDED] = {"BOOL": True}  # a copy: no step.completed for it (table_stream)
             items += [item, *chunks]
         for event in events:
             item, chunks = it.event_item(pk, event, now)

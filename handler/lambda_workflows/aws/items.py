@@ -86,6 +86,7 @@ EVENT_KEY_PREFIX = "K#"
 JOURNAL_PREFIX = "J#"
 CLAIM_PREFIX = "G#"
 CHUNK_MARK = "\x1dc"
+SEEDED = "seeded"  # on a journal entry a restart from a step copied: its step did not run again
 INLINE_LIMIT = 64 * 1024  # text up to this size is stored as is: readable in the console
 CHUNK_SIZE = 300_000  # bytes per chunk, well under the 400 KB item limit with its keys
 JOURNAL_HORIZON = 2 * 366 * 86_400.0
