@@ -16,6 +16,7 @@ BENCHMARKS = [
     "bench.dashboard_bench",
     "bench.check_deploy_bench",
     "bench.cost_bench",
+    "bench.lifecycle_bench",
 ]
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -99,6 +99,23 @@ PRICES: tuple[Price, ...] = (
         "https://cloudburn.io/blog/amazon-eventbridge-pricing (US East, March 2026)",
     ),
     Price(
+        "events.custom_event",
+        1.00,
+        1e6,
+        "EventBridge custom event put on a bus (per 64 KB chunk; delivery to a target of the "
+        "same account free)",
+        "https://aws.amazon.com/eventbridge/pricing/",
+        "https://cloudburn.io/blog/amazon-eventbridge-pricing (US East, March 2026)",
+    ),
+    Price(
+        "pipes.request",
+        0.40,
+        1e6,
+        "EventBridge Pipes request (a 64 KB chunk of events, counted after the pipe's filter)",
+        "https://aws.amazon.com/eventbridge/pricing/",
+        "https://cloudburn.io/blog/amazon-eventbridge-pricing (US East, March 2026)",
+    ),
+    Price(
         "apigateway.rest_request",
         3.50,
         1e6,

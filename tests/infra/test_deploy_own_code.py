@@ -22,7 +22,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SAM = ROOT / ".venv-sam" / "bin" / "sam"
-FUNCTIONS = ("ApiFunction", "RunnerFunction", "TriggerFunction", "SweepFunction")
+FUNCTIONS = (
+    "ApiFunction",
+    "RunnerFunction",
+    "TriggerFunction",
+    "SweepFunction",
+    "LifecycleEventsFunction",  # built whatever LifecycleEventBus is: sam build ignores conditions
+)
 DEPENDENCY = "humanize"  # pure Python, not a dependency of the project
 
 ORDERS = '''
@@ -137,6 +143,7 @@ HANDLERS = {
     "RunnerFunction": "lambda_workflows.entrypoints.runner",
     "TriggerFunction": "lambda_workflows.entrypoints.trigger",
     "SweepFunction": "lambda_workflows.entrypoints.sweep",
+    "LifecycleEventsFunction": "lambda_workflows.entrypoints.lifecycle",
 }
 
 

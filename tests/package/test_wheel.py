@@ -40,7 +40,13 @@ ROOT = Path(__file__).resolve().parents[2]
 SAM = Path(os.environ.get("SAM_CLI") or ROOT / ".venv-sam" / "bin" / "sam")
 CFN_LINT = SAM.parent / "cfn-lint"
 INSTALL_SAM = "`make sam` installs the SAM CLI and cfn-lint into .venv-sam (or set SAM_CLI)"
-FUNCTIONS = ("ApiFunction", "RunnerFunction", "TriggerFunction", "SweepFunction")
+FUNCTIONS = (
+    "ApiFunction",
+    "RunnerFunction",
+    "TriggerFunction",
+    "SweepFunction",
+    "LifecycleEventsFunction",
+)
 PROJECT = "my-app"
 PACKAGE = "my_app"
 PIP_TIMEOUT = 900
