@@ -347,6 +347,12 @@ class SlotGate:
             )
         group = group_of(record.id, limit)
         for key in self.slot_items.waiting(record.workflow, group, 1 + _SPARE):
+            if id_in(key) == record.id:
+                # a stale place of its own (a create retried later joins again before it
+                # finds the id taken): never the taker, and a transaction may not name the
+                # instance twice (DynamoDB refuses it outright)
+                self.slot_items.leave(record.workflow, group, key)
+                continue
             moved = self._grant(record.workflow, record.slot, giver, group, key)
             if moved is Moved.DONE:
                 self._post(record.workflow, [id_in(key)], None)
