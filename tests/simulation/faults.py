@@ -16,6 +16,8 @@ duplicate      the runner invocation's message is delivered again once it ends
 concurrent     at a runner call, a second runner gets the same message meanwhile
 takeover       at a runner call, the clock passes the lease and another runner takes over
 skew           the next event is sent by an API container whose clock is a few ms behind
+drop_firing    the next firing of a recurring schedule never reaches the trigger queue (as a
+               Scheduler delivery that ran out of retries)
 forget         (a canary, never drawn at random) a journal write succeeds, then the item is
                lost: proves the invariants notice a broken promise
 =============  ====================================================================
@@ -34,7 +36,10 @@ from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeou
 from lambda_workflows.testing import Crash
 
 CALL_KINDS = ("throttle", "server_error", "connection", "ambiguous", "crash_before", "crash_after")
-KINDS = (*CALL_KINDS, "drop", "duplicate", "concurrent", "takeover", "skew", "forget")
+KINDS = (
+    *CALL_KINDS,
+    *("drop", "duplicate", "concurrent", "takeover", "skew", "drop_firing", "forget"),
+)
 DROPPABLE = {"SendMessage", "SendMessageBatch", "CreateSchedule"}
 RUNNER_KINDS = {"duplicate", "concurrent", "takeover"}
 COPY = "copy:"  # receipt handles of the deliveries the driver makes up (duplicates, takeovers)
@@ -82,8 +87,8 @@ class Call:
     """One AWS call a handler made."""
 
     number: int
-    container: str  # which runtime made it: api, api-skewed, runner, runner-2, sweep
-    role: str  # api, runner, sweep
+    container: str  # which runtime made it: api, api-skewed, runner, runner-2, sweep, trigger
+    role: str  # api, runner, sweep, trigger
     operation: str  # service.Operation
 
     def __str__(self) -> str:
@@ -178,6 +183,14 @@ class FaultInjector:
         fault = self._take_where(lambda f: f.kind == "skew" and f.at <= self.calls + 1)
         if fault is not None:
             self.fired.append((fault, Call(self.calls + 1, "api-skewed", "api", "event send")))
+        return fault is not None
+
+    def take_firing_drop(self, body: str) -> bool:
+        """Whether the firing about to be sent is lost (a drop_firing is due)."""
+        fault = self._take_where(lambda f: f.kind == "drop_firing" and f.at <= self.calls + 1)
+        if fault is not None:
+            call = Call(self.calls + 1, "scheduler", "scheduler", f"firing {body}")
+            self.fired.append((fault, call))
         return fault is not None
 
     # --- the hooks --------------------------------------------------------------------------

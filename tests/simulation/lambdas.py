@@ -1,4 +1,4 @@
-"""The three Lambda handlers as the driver calls them, and the events they take.
+"""The four Lambda handlers as the driver calls them, and the events they take.
 
 The handler modules are imported on first call: they read the workflow registry at import.
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 from lambda_workflows.local.aws import LambdaContext, sqs_event
 
-__all__ = ["api", "api_event", "context", "runner", "sqs_event", "sweep"]
+__all__ = ["api", "api_event", "context", "runner", "sqs_event", "sweep", "trigger"]
 
 _SAMPLE = Path(__file__).resolve().parents[1] / "events" / "api_send_event.json"
 _TEMPLATE: dict[str, Any] = json.loads(_SAMPLE.read_text())
@@ -27,6 +27,13 @@ def runner(event: dict[str, Any], context: Any) -> dict[str, Any]:
 def sweep(event: dict[str, Any], context: Any) -> dict[str, int]:
     """SweepFunction."""
     from lambda_workflows.entrypoints.sweep import handler
+
+    return handler(event, context)
+
+
+def trigger(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """TriggerFunction."""
+    from lambda_workflows.entrypoints.trigger import handler
 
     return handler(event, context)
 

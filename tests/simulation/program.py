@@ -1,32 +1,28 @@
-"""A random workflow program, the one workflow class that interprets it, and the
-values ``run()`` saw.
+"""A random workflow program as data: the ops ``run()`` performs, the events the driver sends,
+the instances it starts, the control operation it sends while faults fly, the schedule it
+deploys; and the known engine bugs the invariants excuse until their fix lands.
 
-A program is data (it travels as the instance's params): sequential and gathered ``step.do``
-calls whose callbacks fail a chosen number of attempts, ``NonRetryableError``, failures caught
-in ``run()``, short and long sleeps, event waits (events sent before, during and after the run
-reaches them; several of one type) and a wait that times out. Callback results are a pure
-function of (program, step name, attempt), so every run of a program must end the same way.
+A program travels as an instance's params (``to_json``), so one workflow class interprets
+every program (:mod:`.workflows`). Callback results are a pure function of (program, step
+name, attempt), so every run of a program must end the same way: the model
+(:mod:`.model`) computes that ending from the program alone.
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import random
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass
 from typing import Any
 
-from lambda_workflows import NonRetryableError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from lambda_workflows.engine.errors import StepFailedError, WorkflowTimeoutError
-from lambda_workflows.engine.frozen import thaw
-
-WORKFLOW = "chaos"
+WORKFLOW = "chaos"  # the plain workflow: most programs' instances, and every parent
+CHILD = "chaos-child"  # children started by step.run_workflow
+LIMITED = "chaos-limited"  # concurrency = LIMIT
+SCHEDULED = "chaos-scheduled"  # schedules = [SCHEDULE]
+LIMIT = 2
+SCHEDULE = "rate(1 hour)"
+HOLD = "hold"  # the event type of a Hold wait: sent only after a restart
 EVENT_TIMEOUT = 30 * 86_400.0  # far beyond any run: a wait with an event never times out
-
-
-class StepBoom(Exception):
-    """What a failing callback attempt raises."""
+CONTROLS = ("terminate_rollback", "restart", "restart_from", "delete")
 
 
 @dataclass(frozen=True)
@@ -35,6 +31,8 @@ class Do:
 
     ``nonretryable``: attempt ``fail`` raises NonRetryableError. ``catch``: run() catches the
     StepFailedError. ``sends``: events the driver sends while this callback first runs.
+    ``undo``: the step has a rollback, whose attempts 1..undo_fail fail (retried up to
+    ``undo_limit`` times, ``undo_delay`` apart).
     """
 
     name: str
@@ -45,6 +43,10 @@ class Do:
     nonretryable: bool = False
     catch: bool = False
     sends: tuple[int, ...] = ()
+    undo: bool = False
+    undo_fail: int = 0
+    undo_limit: int = 0
+    undo_delay: float = 1.0
 
     @property
     def fails_for_good(self) -> bool:
@@ -57,8 +59,20 @@ class Do:
             return self.fail
         return self.limit + 1 if self.fail > self.limit else self.fail + 1
 
+    @property
+    def undo_fails_for_good(self) -> bool:
+        return self.undo_fail > self.undo_limit
+
+    @property
+    def undo_last_attempt(self) -> int:
+        return self.undo_limit + 1 if self.undo_fails_for_good else self.undo_fail + 1
+
     def config(self) -> dict[str, Any]:
         return {"retries": {"limit": self.limit, "delay": self.delay, "backoff": self.backoff}}
+
+    def undo_config(self) -> dict[str, Any]:
+        retries = {"limit": self.undo_limit, "delay": self.undo_delay, "backoff": "constant"}
+        return {"retries": retries}
 
 
 @dataclass(frozen=True)
@@ -71,7 +85,8 @@ class Sleep:
 
 @dataclass(frozen=True)
 class Wait:
-    """``step.wait_for_event(name, type=..., timeout=...)``; a timeout is caught in run()."""
+    """``step.wait_for_event(name, type=..., timeout=...)``; a timeout is caught in run().
+    A wait of type ``HOLD`` gets its event only once a restart sent while it waited is done."""
 
     name: str
     type: str
@@ -83,6 +98,20 @@ class Wait:
 
 
 @dataclass(frozen=True)
+class Child:
+    """``step.run_workflow(name, workflow=..., params=<the child's program>)``: the child
+    runs ``ops`` (steps and sleeps); ``catch``: run() catches the child's failure."""
+
+    name: str
+    workflow: str
+    ops: tuple[Do | Sleep, ...]
+    catch: bool = False
+
+    def program(self, number: int) -> Program:
+        return Program(number, self.ops)
+
+
+@dataclass(frozen=True)
 class Gather:
     """``asyncio.gather`` of steps; ``collect``: with ``return_exceptions=True``."""
 
@@ -90,7 +119,8 @@ class Gather:
     collect: bool = False
 
 
-Op = Do | Sleep | Wait | Gather
+Op = Do | Sleep | Wait | Child | Gather
+Step = Do | Sleep | Wait | Child
 
 
 @dataclass(frozen=True)
@@ -102,53 +132,102 @@ class EventPlan:
 
 
 @dataclass(frozen=True)
+class Control:
+    """What the driver sends to instance 0 while faults fly: ``kind`` (one of CONTROLS),
+    the first time run() reaches op ``at`` (``""``: once the instance finished);
+    ``from_step``: the step a restart_from restarts from."""
+
+    kind: str
+    at: str = ""
+    from_step: str = ""
+
+
+@dataclass(frozen=True)
 class Program:
-    """What a case runs: the ops of run(), the events to send, how many instances, and how
-    the runners pace themselves (``eager``: look for signals before every step, never wait
-    in-process; ``lambda``: the deployed settings, short retry delays slept in-process)."""
+    """What a case runs: the ops of run(), the events to send, how many instances of which
+    workflow, how the runners pace themselves (``eager``: look for signals before every step,
+    never wait in-process; ``lambda``: the deployed settings), the control operation, and for
+    how many virtual hours the scheduled workflow's schedule is deployed."""
 
     number: int  # seeds 2k and 2k+1 run program k
     ops: tuple[Op, ...]
     events: tuple[EventPlan, ...] = ()
     instances: int = 1
     pacing: str = "eager"
+    workflow: str = WORKFLOW
+    control: Control | None = None
+    schedule_hours: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "number": self.number,
             "instances": self.instances,
             "pacing": self.pacing,
+            "workflow": self.workflow,
             "events": [[e.type, e.when] for e in self.events],
             "ops": [_op_json(op) for op in self.ops],
+            "control": None if self.control is None else vars(self.control),
+            "schedule_hours": self.schedule_hours,
         }
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> Program:
+        control = data.get("control")
         return Program(
             number=int(data["number"]),
             ops=tuple(_op_from(op) for op in data["ops"]),
-            events=tuple(EventPlan(t, w) for t, w in data["events"]),
-            instances=int(data["instances"]),
-            pacing=str(data["pacing"]),
+            events=tuple(EventPlan(t, w) for t, w in data.get("events", ())),
+            instances=int(data.get("instances", 1)),
+            pacing=str(data.get("pacing", "eager")),
+            workflow=str(data.get("workflow", WORKFLOW)),
+            control=None if control is None else Control(**control),
+            schedule_hours=int(data.get("schedule_hours", 0)),
         )
 
-    def steps(self) -> list[Op]:
+    def steps(self) -> list[Step]:
         """Every step call in program order (gathered children in place of their gather)."""
-        found: list[Op] = []
+        found: list[Step] = []
         for op in self.ops:
             found.extend(op.children if isinstance(op, Gather) else (op,))
         return found
 
+    def features(self) -> set[str]:
+        """The features this program uses (test_chaos checks every one is generated)."""
+        steps = self.steps()
+        found = {type(s).__name__.lower() for s in steps}
+        if any(isinstance(s, Child) and _child_fails(s) for s in steps):
+            found.add("failing child")
+        if any(isinstance(s, Do) and s.undo for s in steps):
+            found.add("rollback")
+        if self.workflow == LIMITED and self.instances > LIMIT:
+            found.add("concurrency")
+        if self.control is not None:
+            found.add(self.control.kind)
+        if self.schedule_hours:
+            found.add("schedule")
+        return found
+
     def describe(self) -> str:
-        """The ops in one line, for a failure report."""
-        return f"{self.instances} instance(s), {self.pacing} runners: " + "; ".join(
-            _describe(op) for op in self.ops
-        )
+        """The program in one line, for a failure report."""
+        head = f"{self.instances} {self.workflow} instance(s), {self.pacing} runners"
+        if self.control is not None:
+            at = f"at {self.control.at}" if self.control.at else "at the end"
+            extra = f" from {self.control.from_step}" if self.control.from_step else ""
+            head += f", {self.control.kind}{extra} {at}"
+        if self.schedule_hours:
+            head += f", {SCHEDULE} deployed for {self.schedule_hours} h"
+        return head + ": " + "; ".join(_describe(op) for op in self.ops)
+
+
+def _child_fails(child: Child) -> bool:
+    return any(isinstance(op, Do) and op.fails_for_good and not op.catch for op in child.ops)
 
 
 def _op_json(op: Op) -> dict[str, Any]:
     if isinstance(op, Gather):
         return {"gather": [_op_json(c) for c in op.children], "collect": op.collect}
+    if isinstance(op, Child):
+        return {**vars(op), "kind": "child", "ops": [_op_json(c) for c in op.ops]}
     kind = type(op).__name__.lower()
     fields = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(op).items()}
     return {"kind": kind, **fields}
@@ -163,6 +242,9 @@ def _op_from(data: dict[str, Any]) -> Op:
         return Do(**{**fields, "sends": tuple(fields.get("sends", ()))})
     if data["kind"] == "sleep":
         return Sleep(**fields)
+    if data["kind"] == "child":
+        ops = tuple(_op_from(c) for c in fields.pop("ops"))
+        return Child(**fields, ops=ops)  # type: ignore[arg-type]
     return Wait(**fields)
 
 
@@ -170,10 +252,15 @@ def _describe(op: Op) -> str:
     if isinstance(op, Gather):
         inner = ", ".join(_describe(c) for c in op.children)
         return f"gather{'(return_exceptions)' if op.collect else ''}[{inner}]"
+    if isinstance(op, Child):
+        inner = "; ".join(_describe(c) for c in op.ops)
+        return f"child {op.name} {op.workflow}{' caught' if op.catch else ''} [{inner}]"
     if isinstance(op, Do):
         extra = " nonretryable" if op.nonretryable else ""
         extra += " caught" if op.catch else ""
         extra += f" sends {list(op.sends)}" if op.sends else ""
+        if op.undo:
+            extra += f" undo fail {op.undo_fail}/limit {op.undo_limit}"
         return (
             f"do {op.name} fail {op.fail}/limit {op.limit} delay {op.delay:g}s {op.backoff}{extra}"
         )
@@ -182,161 +269,22 @@ def _describe(op: Op) -> str:
     return f"wait {op.name} type {op.type}" + (f" timeout {op.timeout:g}s" if op.times_out else "")
 
 
-# --- generating -------------------------------------------------------------------------------
+# --- known engine bugs -------------------------------------------------------------------------
 
 
-def generate(number: int) -> Program:
-    """Program ``number`` (same number, same program)."""
-    rng = random.Random(f"program-{number}")
-    ops: list[Op] = []
-    events: list[EventPlan] = []
-    for i in range(rng.randint(2, 7)):
-        kind = rng.choices(["do", "gather", "sleep", "wait", "timeout"], [35, 15, 15, 25, 10])[0]
-        if kind == "do":
-            ops.append(_random_do(rng, f"s{i}", may_fail=True))
-        elif kind == "gather":
-            collect = rng.random() < 0.3
-            children: list[Do | Sleep] = []
-            for j in range(rng.randint(2, 3)):
-                name = f"g{i}-{j}"
-                if rng.random() < 0.2:
-                    children.append(Sleep(name, rng.choice([5.0, 3600.0])))
-                else:
-                    children.append(_random_do(rng, name, may_fail=collect))
-            ops.append(Gather(tuple(children), collect))
-        elif kind == "sleep":
-            ops.append(Sleep(f"s{i}", rng.choice([1.0, 30.0, 1800.0, 3 * 3600.0])))
-        elif kind == "timeout":
-            ops.append(Wait(f"s{i}", f"never{i}", rng.choice([600.0, 3600.0, 7200.0])))
-        else:
-            ops.append(Wait(f"s{i}", rng.choice(["a", "a", "b"])))
-            earlier = [k for k, op in enumerate(ops[:-1]) if isinstance(op, Do)]
-            when = rng.choice(["early", "late", "during"] if earlier else ["early", "late"])
-            events.append(EventPlan(ops[-1].type, when))  # type: ignore[union-attr]
-            if when == "during":
-                k = rng.choice(earlier)
-                host = ops[k]
-                assert isinstance(host, Do)
-                ops[k] = Do(**{**vars(host), "sends": (*host.sends, len(events) - 1)})
-    if rng.random() < 0.15:  # an uncaught failure ends the instance as errored
-        fail = rng.randint(1, 2)
-        ops.append(Do(f"s{len(ops)}", fail=fail, limit=fail - 1, nonretryable=rng.random() < 0.3))
-    instances = 2 if rng.random() < 0.2 else 1
-    return Program(number, tuple(ops), tuple(events), instances, rng.choice(["eager", "lambda"]))
+@dataclass(frozen=True)
+class KnownBug:
+    """An engine bug another change fixes: a violation of ``invariant`` whose detail matches
+    ``pattern`` is reported as known, not as a failure, until the entry is removed."""
+
+    item: str  # the issue item that fixes it
+    invariant: str
+    pattern: str
+    why: str
+
+    def excuses(self, invariant: str, detail: str) -> bool:
+        return invariant == self.invariant and re.search(self.pattern, detail) is not None
 
 
-def _random_do(rng: random.Random, name: str, *, may_fail: bool) -> Do:
-    limit = rng.choice([0, 1, 2, 3])
-    long_delay = rng.random() < 0.3  # > 15 minutes: a scheduled wake-up, as short ones are here
-    delay = rng.choice([1200.0, 3600.0]) if long_delay else rng.choice([1.0, 5.0, 30.0])
-    backoff = rng.choice(["constant", "linear", "exponential"])
-    fail = rng.choices(range(limit + 2), [4] + [2] * limit + [1 if may_fail else 0])[0]
-    nonretryable = may_fail and fail >= 1 and rng.random() < 0.2
-    do = Do(name, fail, limit, delay, backoff, nonretryable)
-    return Do(**{**vars(do), "catch": do.fails_for_good})
-
-
-# --- the workflow -----------------------------------------------------------------------------
-
-
-def result_value(program: int, name: str, attempt: int) -> str:
-    """What the callback of step ``name`` returns on ``attempt`` (a pure function)."""
-    digest = hashlib.sha256(f"{program}/{name}/{attempt}".encode()).hexdigest()[:8]
-    return f"{name}@{attempt}:{digest}"
-
-
-def failure(op: Do, attempt: int) -> tuple[str, str]:
-    """The (error name, message) failed attempt ``attempt`` of ``op`` records."""
-    if op.nonretryable and attempt == op.fail:
-        return "NonRetryableError", f"{op.name} refused on attempt {attempt}"
-    return "StepBoom", f"{op.name} failed on attempt {attempt}"
-
-
-@dataclass
-class Observations:
-    """What run() saw, per instance, across every replay in this process; and a hook called
-    whenever a step callback starts (the driver sends events from there)."""
-
-    seen: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
-    on_callback: Callable[[str, str], None] | None = None
-    dead: Callable[[], bool] = lambda: False  # the invocation crashed: what it sees is moot
-
-    def saw(self, instance_id: str, label: str, value: Any) -> None:
-        if not self.dead():
-            self.seen.setdefault(instance_id, []).append((label, value))
-
-
-OBSERVED = Observations()
-
-
-def _callback(program: int, op: Do, instance_id: str) -> Callable[[Any], Any]:
-    async def attempt(ctx: Any) -> str:
-        if OBSERVED.on_callback is not None and not OBSERVED.dead():
-            OBSERVED.on_callback(instance_id, op.name)
-        if ctx.attempt <= op.fail:
-            name, message = failure(op, ctx.attempt)
-            raise NonRetryableError(message) if name == "NonRetryableError" else StepBoom(message)
-        return result_value(program, op.name, ctx.attempt)
-
-    return attempt
-
-
-def caught(exc: StepFailedError) -> dict[str, Any]:
-    return {"caught": [exc.error_name, exc.message]}
-
-
-def plain(value: Any) -> Any:
-    """A value as run() saw it, made comparable: JSON types, or a marker for anything else."""
-    if isinstance(value, BaseException):
-        return {"unexpected": f"{type(value).__name__}: {value}"}
-    return thaw(value)
-
-
-class ChaosWorkflow(WorkflowEntrypoint):
-    """Interprets the program in its params; returns ``[[label, value], ...]``."""
-
-    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
-        program = Program.from_json(thaw(event.payload))
-        iid = event.instance_id
-        output: list[Any] = []
-
-        def saw(label: str, value: Any) -> None:
-            OBSERVED.saw(iid, label, plain(value))
-            output.append([label, plain(value)])
-
-        for op in program.ops:
-            if isinstance(op, Do):
-                try:
-                    value = await step.do(op.name, op.config(), _callback(program.number, op, iid))
-                except StepFailedError as exc:
-                    if not op.catch:
-                        raise
-                    value = caught(exc)
-                saw(op.name, value)
-            elif isinstance(op, Sleep):
-                await step.sleep(op.name, op.seconds)
-                saw(op.name, None)
-            elif isinstance(op, Wait):
-                try:
-                    got = await step.wait_for_event(op.name, type=op.type, timeout=op.timeout)
-                    value = {"event": thaw(got.payload)}
-                except WorkflowTimeoutError:
-                    value = {"timeout": True}
-                saw(op.name, value)
-            else:
-                calls = [
-                    step.do(c.name, c.config(), _callback(program.number, c, iid))
-                    if isinstance(c, Do)
-                    else step.sleep(c.name, c.seconds)
-                    for c in op.children
-                ]
-                if op.collect:
-                    results = await asyncio.gather(*calls, return_exceptions=True)
-                else:
-                    results = await asyncio.gather(*calls)
-                for child, result in zip(op.children, results, strict=True):
-                    saw(
-                        child.name,
-                        caught(result) if isinstance(result, StepFailedError) else result,
-                    )
-        return output
+# TODO(lead): remove each entry as the fix of its issue item merges; the invariant then bites.
+KNOWN_BUGS: tuple[KnownBug, ...] = ()

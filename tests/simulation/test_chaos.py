@@ -2,6 +2,9 @@
 
 Every case is a random workflow program run twice on the real handlers and adapters (moto):
 fault-free, then under a random fault script; the invariants of :mod:`.invariants` must hold.
+Among the programs: children (one of which fails), a limited workflow with more instances than
+slots, sagas, terminate(rollback=True), restart() and restart(from_step=...), delete of a
+running instance, and an hourly schedule over several virtual hours.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .chaos import CaseResult, Summary, run_many
+from .chaos import CaseResult, Summary, program_of, run_many
 from .faults import CALL_KINDS, RUNNER_KINDS
 
 CASES = 300  # make test's share; make chaos SEEDS=N runs N
@@ -44,6 +47,18 @@ def test_every_fault_kind_is_injected(results: list[CaseResult]) -> None:
         injected.update(result.injected)
     wanted = {*CALL_KINDS, *RUNNER_KINDS, "drop"}
     assert wanted <= {kind for kind, n in injected.items() if n >= 5}, injected
+
+
+def test_every_feature_runs_under_faults(results: list[CaseResult]) -> None:
+    features: Counter[str] = Counter()
+    for result in regular(results):
+        if result.injected:
+            features.update(program_of(result.case).features())
+    wanted = {
+        "child",
+        "failing child",
+    }
+    assert wanted <= {feature for feature, n in features.items() if n >= 5}, features
 
 
 def test_the_same_case_runs_the_same_calls_to_the_same_end(results: list[CaseResult]) -> None:

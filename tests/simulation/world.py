@@ -1,7 +1,12 @@
 """The embedded AWS one worker process reuses for every case: moto provisioned from
-template.yaml (``LocalAws``), and one runtime per container — two API containers (one with a
-clock a few ms behind), two runners per pacing (eager and as deployed), the sweep — each with
-its own boto3 clients, so that the fault hooks know which handler made a call.
+template.yaml (``LocalAws``) with every workflow a program can use registered, and one runtime
+per container — two API containers (one with a clock a few ms behind), two runners per pacing
+(eager and as deployed), the trigger, the sweep — each with its own boto3 clients, so that the
+fault hooks know which handler made a call.
+
+moto stores EventBridge Scheduler's recurring schedules but never fires them: the world fires
+them itself, from each deployed schedule's expression as virtual time passes, sending what
+Scheduler would send to the trigger queue (:meth:`World.firings`).
 
 Between runs the table, queues and schedules are emptied through moto's backends (a boto3
 scan-and-delete would cost more than the run itself).
@@ -18,15 +23,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lambda_workflows.aws.dynamodb import DynamoStore
+from lambda_workflows.aws.recurring import RECURRING_PREFIX, SCHEDULED_TIME, RecurringSchedules
 from lambda_workflows.aws.runtime import LAMBDA_RUNNER, AwsRuntime, build_runtime
 from lambda_workflows.aws.sqs import parse_work_message
-from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.engine.schedules import Schedule, scheduled_time
 from lambda_workflows.local.aws import TEST_RUNNER, LocalAws
 from lambda_workflows.testing import VirtualClock
 
 from . import fastmoto
 from .faults import FaultInjector
-from .program import WORKFLOW, ChaosWorkflow
+from .workflows import WORKFLOWS
 
 START = datetime(2025, 1, 1, tzinfo=UTC).timestamp()
 ACCOUNT = "123456789012"  # moto's default account
@@ -70,6 +76,14 @@ class SkewedClock:
 
 
 @dataclass(frozen=True)
+class Firing:
+    """One firing of a recurring schedule: when, and the trigger message Scheduler sends."""
+
+    at: float
+    body: str
+
+
+@dataclass(frozen=True)
 class DueSchedule:
     """A schedule moto holds: its name, when it is due, and the work message it sends."""
 
@@ -85,7 +99,7 @@ class World:
         quiet_lambdas()
         fastmoto.install()
         self.clock = SimClock(START)
-        self.aws = LocalAws({WORKFLOW: ChaosWorkflow}, self.clock)
+        self.aws = LocalAws(WORKFLOWS, self.clock)
         self.settings = self.aws.settings
         self.faults = FaultInjector()
         self.faults.forget = self._forget
@@ -98,11 +112,12 @@ class World:
             ("lambda-runner", "runner"),
             ("lambda-runner-2", "runner"),
             ("sweep", "sweep"),
+            ("trigger", "trigger"),
         ):
             clock: Any = SkewedClock(self.clock, SKEW_SECONDS) if name == "api-skewed" else None
             runtime = build_runtime(
                 self.settings,
-                {WORKFLOW: ChaosWorkflow},
+                WORKFLOWS,
                 session=self.aws.session,
                 clock=clock or self.clock,
                 runner_settings=LAMBDA_RUNNER if name.startswith("lambda") else TEST_RUNNER,
@@ -117,15 +132,19 @@ class World:
                 self.faults.attach(client, name, role)
             self.containers[name] = runtime
         self.sqs = self.aws.sqs  # the driver's own clients: never faulted, never numbered
-        self.store = DynamoStore(
-            self.aws.session.client("dynamodb"), self.settings.table_name, self.clock
-        )
+        self.dynamodb = self.aws.session.client("dynamodb")
+        self.store = DynamoStore(self.dynamodb, self.settings.table_name, self.clock)
         self.queue_url = self.settings.work_queue_url
-        self.visibility = int(
-            self.sqs.get_queue_attributes(
-                QueueUrl=self.queue_url, AttributeNames=["VisibilityTimeout"]
-            )["Attributes"]["VisibilityTimeout"]
-        )
+        self.trigger_url = self.aws.resources.trigger_queue_url
+        self.trigger_arn = self.aws.resources.environment("SweepFunction")["TRIGGER_QUEUE_ARN"]
+        self.visibility = self._visibility(self.queue_url)
+        self.trigger_visibility = self._visibility(self.trigger_url)
+
+    def _visibility(self, url: str) -> int:
+        attributes = self.sqs.get_queue_attributes(
+            QueueUrl=url, AttributeNames=["VisibilityTimeout"]
+        )["Attributes"]
+        return int(attributes["VisibilityTimeout"])
 
     @staticmethod
     def runners(pacing: str) -> tuple[str, str]:
@@ -155,50 +174,54 @@ class World:
 
     # --- the queue ----------------------------------------------------------------------------
 
-    def receive(self) -> list[dict[str, Any]]:
-        """One visible work message (batch size 1, as the template), kept in flight."""
-        if not self._work_queue().messages:  # nothing visible: spare the call
+    def receive(self, trigger: bool = False) -> list[dict[str, Any]]:
+        """Visible messages kept in flight: one work message (batch size 1, as the template),
+        or up to 10 trigger messages."""
+        url = self.trigger_url if trigger else self.queue_url
+        if not self._queue(url).messages:  # nothing visible: spare the call
             return []
         response = self.sqs.receive_message(
-            QueueUrl=self.queue_url,
-            MaxNumberOfMessages=1,
+            QueueUrl=url,
+            MaxNumberOfMessages=10 if trigger else 1,
             VisibilityTimeout=HIDDEN,  # real seconds: the driver decides when it reappears
             AttributeNames=["All"],
         )
         return [dict(m) for m in response.get("Messages", [])]
 
-    def delete(self, message: dict[str, Any]) -> None:
-        self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+    def delete(self, message: dict[str, Any], trigger: bool = False) -> None:
+        url = self.trigger_url if trigger else self.queue_url
+        self.sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
 
-    def make_visible(self, message: dict[str, Any]) -> None:
+    def make_visible(self, message: dict[str, Any], trigger: bool = False) -> None:
+        url = self.trigger_url if trigger else self.queue_url
         self.sqs.change_message_visibility(
-            QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+            QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
         )
 
-    def hide(self, message: dict[str, Any]) -> None:
+    def hide(self, message: dict[str, Any], trigger: bool = False) -> None:
         """Keep a message in flight until the driver makes it visible (in virtual time)."""
         self.sqs.change_message_visibility(
-            QueueUrl=self.queue_url,
+            QueueUrl=self.trigger_url if trigger else self.queue_url,
             ReceiptHandle=message["ReceiptHandle"],
             VisibilityTimeout=HIDDEN,
         )
 
-    def send(self, body: str) -> None:
-        self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=body)
+    def send(self, body: str, trigger: bool = False) -> None:
+        url = self.trigger_url if trigger else self.queue_url
+        self.sqs.send_message(QueueUrl=url, MessageBody=body)
 
-    def queued(self) -> int:
-        """Messages in the work queue, visible or in flight."""
-        return len(self._work_queue()._messages)
+    def dead_letters(self) -> list[str]:
+        """What the dead-letter queues hold: the instances of work messages, the bodies of
+        trigger messages."""
+        found = [str(parse_work_message(body)) for body in self._dead(self.queue_url)]
+        return found + [f"trigger {body}" for body in self._dead(self.trigger_url)]
 
-    def dead_letters(self) -> list[InstanceRef]:
-        """The instances named by messages in the work queue's dead-letter queue."""
-        work = self._work_queue()
-        policy = work.redrive_policy or {}
+    def _dead(self, url: str) -> list[str]:
+        policy = self._queue(url).redrive_policy or {}
         dlq_name = str(policy.get("deadLetterTargetArn", "")).rsplit(":", 1)[-1]
         if not dlq_name:
             return []
-        dlq = self._sqs_backend().get_queue(dlq_name)
-        return [parse_work_message(m.body) for m in dlq._messages]
+        return [m.body for m in self._sqs_backend().get_queue(dlq_name)._messages]
 
     # --- schedules ----------------------------------------------------------------------------
 
@@ -215,6 +238,77 @@ class World:
         """What EventBridge Scheduler does at the due time: send the input, delete itself."""
         self.send(schedule.body)
         self._schedule_group().schedules.pop(schedule.name, None)
+
+    def deploy_schedules(self) -> None:
+        """Create the registered workflows' recurring schedules, as the sweep does after a
+        deploy (with the world's own client: the deploy is not under faults)."""
+        RecurringSchedules(
+            self.aws.scheduler,
+            self.settings.schedule_group,
+            self.trigger_arn,
+            self.settings.scheduler_role_arn,
+            self.clock,
+        ).reconcile(WORKFLOWS)
+
+    def undeploy_schedules(self) -> None:
+        """Delete every recurring schedule (a deploy that removed them)."""
+        schedules = self._schedule_group().schedules
+        for name in [n for n in schedules if n.startswith(RECURRING_PREFIX)]:
+            del schedules[name]
+
+    def firings(self, after: float, until: float) -> list[Firing]:
+        """The firings of the deployed recurring schedules in ``(after, until]``, in order:
+        each the message Scheduler sends to the trigger queue (read from moto, no calls)."""
+        found = []
+        for schedule in list(self._schedule_group().schedules.values()):
+            if not schedule.name.startswith(RECURRING_PREFIX):
+                continue
+            expression = Schedule(
+                schedule.schedule_expression, schedule.schedule_expression_timezone
+            )
+            body = str(schedule.target["Input"])
+            for at in expression.firings(after, until):
+                found.append(Firing(at, body.replace(SCHEDULED_TIME, scheduled_time(at))))
+        return sorted(found, key=lambda f: (f.at, f.body))
+
+    # --- the table, read directly ---------------------------------------------------------------
+
+    def partition(self, pk: str) -> list[dict[str, Any]]:
+        """Every item of a partition, in the wire format (the world's own client)."""
+        found: list[dict[str, Any]] = []
+        query: dict[str, Any] = {
+            "TableName": self.settings.table_name,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self.dynamodb.query(**query)
+            found += page.get("Items", [])
+            if not page.get("LastEvaluatedKey"):
+                return found
+            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def partitions(self, prefix: str) -> list[str]:
+        """The partition keys that start with ``prefix`` (from moto's table, no calls)."""
+        items = list(self._table().items.items())
+        return sorted(str(k.value) for k, v in items if v and str(k.value).startswith(prefix))
+
+    def statuses(self, workflow: str) -> dict[str, str]:
+        """Instance id -> status of ``workflow``'s instances (tombstones left out), read from
+        moto's table without a call: cheap enough to look at every step."""
+        from moto.dynamodb.models.dynamo_type import DynamoType
+
+        prefix = f"I#{workflow}#"
+        instance_sk = DynamoType({"S": "I"})
+        found = {}
+        for key, items in list(self._table().items.items()):
+            if not str(key.value).startswith(prefix):
+                continue
+            item = items.get(instance_sk)
+            if item is not None and "status" in item.attrs:
+                found[str(key.value)[len(prefix) :]] = str(item.attrs["status"].value)
+        return found
 
     def _forget(self, item: str) -> None:
         """Lose a table item (``pk/sk``) behind everybody's back: the canary fault."""
@@ -236,8 +330,8 @@ class World:
 
         return sqs_backends[ACCOUNT]["us-east-1"]
 
-    def _work_queue(self) -> Any:
-        return self._sqs_backend().get_queue(self.queue_url.rsplit("/", 1)[1])
+    def _queue(self, url: str) -> Any:
+        return self._sqs_backend().get_queue(url.rsplit("/", 1)[1])
 
     def _schedule_group(self) -> Any:
         from moto.scheduler.models import scheduler_backends
