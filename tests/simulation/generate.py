@@ -30,6 +30,7 @@ from .program import (
 FEATURES = {
     "plain": 32,
     "children": 14,
+    "limited": 10,
 }
 
 

@@ -57,6 +57,7 @@ def test_every_feature_runs_under_faults(results: list[CaseResult]) -> None:
     wanted = {
         "child",
         "failing child",
+        "concurrency",
     }
     assert wanted <= {feature for feature, n in features.items() if n >= 5}, features
 

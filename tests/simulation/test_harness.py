@@ -114,6 +114,7 @@ def test_a_case_always_generates_the_same_program_with_every_feature_among_them(
     assert {
         "child",
         "failing child",
+        "concurrency",
     } <= features
     assert all(Program.from_json(p.to_json()) == p for p in programs)
 
