@@ -58,6 +58,8 @@ def test_every_feature_runs_under_faults(results: list[CaseResult]) -> None:
         "child",
         "failing child",
         "concurrency",
+        "rollback",
+        "terminate_rollback",
     }
     assert wanted <= {feature for feature, n in features.items() if n >= 5}, features
 

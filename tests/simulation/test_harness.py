@@ -115,6 +115,8 @@ def test_a_case_always_generates_the_same_program_with_every_feature_among_them(
         "child",
         "failing child",
         "concurrency",
+        "rollback",
+        "terminate_rollback",
     } <= features
     assert all(Program.from_json(p.to_json()) == p for p in programs)
 
