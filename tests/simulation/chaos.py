@@ -277,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
             summary.add(result)
             if result.violations:
                 print(result.report(), flush=True)
+            for violation in result.known[:1]:
+                print(f"seed {result.case}: known (issue item {violation.known}): {violation}")
             if summary.cases % 500 == 0:
                 elapsed = time.perf_counter() - started
                 print(

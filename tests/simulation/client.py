@@ -34,7 +34,7 @@ class Client:
     def create(self, workflow: str, iid: str, params: Any) -> None:
         body = {"instance_id": iid, "params": params}
         self._until_done(
-            "POST", f"/workflows/{workflow}/instances", body, {201}, f"creating {iid}", 409
+            "POST", f"/workflows/{workflow}/instances", body, {201}, f"creating {iid}", {409}
         )
 
     def send_event(self, workflow: str, iid: str, event_type: str, key: str) -> bool:
@@ -59,24 +59,31 @@ class Client:
         """Send a control operation; True once it was done (by this attempt or an earlier)."""
         path = f"/workflows/{workflow}/instances/{iid}"
         if kind == "delete":
-            return self._until_done("DELETE", path, None, {200}, f"deleting {iid}", 404)
+            return self._until_done("DELETE", path, None, {200}, f"deleting {iid}", {404})
         body: dict[str, Any] = {"status": "restart"}
+        done_before = {409}
         if kind == "terminate_rollback":
             body = {"status": "terminate", "rollback": True}
         elif kind == "restart_from":
             body["from_step"] = {"name": from_step}
-        return self._until_done("PATCH", f"{path}/status", body, {200}, f"{kind} of {iid}", 409)
+            # a restart is not idempotent: retried after one that was done but not answered,
+            # the step may be gone from the new generation (it kept nothing from there on)
+            done_before.add(400)
+        what = f"{kind} of {iid}"
+        return self._until_done("PATCH", f"{path}/status", body, {200}, what, done_before)
 
     def _until_done(
-        self, method: str, path: str, body: Any, ok: set[int], what: str, done_before: int
+        self, method: str, path: str, body: Any, ok: set[int], what: str, done_before: set[int]
     ) -> bool:
         """Send until it is done: ``ok``, or ``done_before`` after a failed attempt."""
+        failed = False
         for attempt in range(1, CLIENT_ATTEMPTS + 1):
             status, answer = self.api(method, path, body)
-            if status in ok or (status == done_before and attempt > 1):
+            if status in ok or (status in done_before and failed):
                 self.answers.append(f"{what}: {status} on attempt {attempt}")
                 return True
             if status is None or status >= 500:
+                failed = True
                 continue
             self.anomalies.append(f"{what} answered {status}: {answer}")
             return False

@@ -60,6 +60,8 @@ def test_every_feature_runs_under_faults(results: list[CaseResult]) -> None:
         "concurrency",
         "rollback",
         "terminate_rollback",
+        "restart",
+        "restart_from",
     }
     assert wanted <= {feature for feature, n in features.items() if n >= 5}, features
 

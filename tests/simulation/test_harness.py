@@ -117,6 +117,8 @@ def test_a_case_always_generates_the_same_program_with_every_feature_among_them(
         "concurrency",
         "rollback",
         "terminate_rollback",
+        "restart",
+        "restart_from",
     } <= features
     assert all(Program.from_json(p.to_json()) == p for p in programs)
 
