@@ -186,7 +186,7 @@ def _saga(rng: random.Random) -> tuple[Op, ...]:
 def _control(number: int, rng: random.Random, pacing: str) -> Program:
     """A program whose instance 0 gets a terminate(rollback=True), a restart, a restart from a
     step or a delete, the first time run() reaches a chosen op (or once it finished)."""
-    kind = rng.choice(["terminate_rollback", "restart", "restart_from"])
+    kind = rng.choice(["terminate_rollback", "restart", "restart_from", "delete"])
     before = _control_ops(rng, rng.randint(1, 3), "b", undo=kind == "terminate_rollback")
     at = rng.choice(["hold", "x", ""] if kind.startswith("restart") else ["hold", "x"])
     point: Op = Wait("hold", HOLD) if at == "hold" else _random_do(rng, "x", may_fail=False)

@@ -62,6 +62,7 @@ def test_every_feature_runs_under_faults(results: list[CaseResult]) -> None:
         "terminate_rollback",
         "restart",
         "restart_from",
+        "delete",
     }
     assert wanted <= {feature for feature, n in features.items() if n >= 5}, features
 
