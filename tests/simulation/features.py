@@ -79,7 +79,8 @@ def _children(program: Program, k: int, run: RunResult) -> list[Violation]:
 
 def _stopped_with(parent: InstanceOutcome, child: InstanceOutcome) -> list[Violation]:
     """A child of a terminated parent: terminated too, unless it answered before."""
-    answered = parent.child_events.get(f"child:{child.workflow}/{child.id}", 0) > 0
+    event_type = f"child:{child.workflow}/{child.id}"
+    answered = any(t == event_type for _, t in parent.child_events)
     if child.status == "terminated" or answered or parent.journal.get(_delivery(child)):
         return []
     return [
@@ -105,11 +106,14 @@ def _orphans(role: str, run: RunResult) -> list[Violation]:
 
 
 def answered_once(got: InstanceOutcome) -> list[Violation]:
-    """No child's answer stored twice in this instance's mailbox."""
-    twice = sorted(t for t, n in got.child_events.items() if n > 1)
+    """No child's answer stored twice in one generation of this instance's mailbox (a
+    restart from a later step copies the answers it keeps into the new generation)."""
+    twice = sorted((t, n) for (_, t), n in got.child_events.items() if n > 1)
     if not twice:
         return []
-    return [_violation("children", f"{got.role} got the answer of {twice[0]} {len(twice)} times")]
+    return [
+        _violation("children", f"{got.role} got the answer of {twice[0][0]} {twice[0][1]} times")
+    ]
 
 
 # --- rollbacks ----------------------------------------------------------------------------------

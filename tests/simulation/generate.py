@@ -28,11 +28,12 @@ from .program import (
 )
 
 FEATURES = {
-    "plain": 32,
+    "plain": 28,
     "children": 14,
     "limited": 10,
     "saga": 14,
-    "control": 20,
+    "control": 24,
+    "schedule": 8,
 }
 
 

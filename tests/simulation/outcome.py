@@ -16,8 +16,7 @@ from typing import Any
 
 from lambda_workflows.aws import items as it
 from lambda_workflows.engine import codec
-from lambda_workflows.engine.children import child_id
-from lambda_workflows.engine.journal import step_key
+from lambda_workflows.engine.children import child_of
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef
 
 from .faults import Call, Fault
@@ -45,7 +44,10 @@ class InstanceOutcome:
     rollback: dict[str, Any] | None = None
     parent: tuple[str, str, str] | None = None  # workflow, id, step
     generations: list[int] = field(default_factory=list)  # of its journal, oldest first
-    child_events: Counter[str] = field(default_factory=Counter)  # child answers stored
+    child_events: Counter[tuple[int, str]] = field(default_factory=Counter)  # answers stored,
+    # by generation and child event type
+    children: dict[str, str] = field(default_factory=dict)  # step -> the child its current
+    # generation waits for (or got the answer of)
     leftovers: list[str] = field(default_factory=list)  # a deleted one's items besides the
     slot: int | None = None  # tombstone
 
@@ -96,9 +98,7 @@ def _role(
         workflow, id, step = outcome.parent
         parent = found.get(roles.get((workflow, id), ""))
         if parent is not None:
-            ref, key = InstanceRef(workflow, id), step_key(step, 1, None)
-            current = parent.generations[-1] if parent.generations else None
-            if current is None or child_id(ref, current, key, step) == outcome.id:
+            if parent.status == "deleted" or parent.children.get(step) == outcome.id:
                 return f"{parent.role}/{step}"  # of its current generation (or it is gone)
             return f"{parent.role}/{step}@old"
     if outcome.workflow == SCHEDULED and outcome.id.startswith(f"{SCHEDULED}-"):
@@ -146,7 +146,10 @@ def read(world: World, role: str, ref: InstanceRef) -> InstanceOutcome:
         rollback=_rollback(record),
         parent=_parent(record),
         generations=_generations(by_sk, record.generation),
-        child_events=Counter(e.type for e in events if e.type.startswith(CHILD_EVENTS)),
+        child_events=Counter(
+            (e.generation, e.type) for e in events if e.type.startswith(CHILD_EVENTS)
+        ),
+        children={e.name: ref.id for e in entries if (ref := child_of(e)) is not None},
         slot=record.slot,
     )
 

@@ -47,6 +47,7 @@ def test_every_fault_kind_is_injected(results: list[CaseResult]) -> None:
         injected.update(result.injected)
     wanted = {*CALL_KINDS, *RUNNER_KINDS, "drop"}
     assert wanted <= {kind for kind, n in injected.items() if n >= 5}, injected
+    assert injected["drop_firing"] >= 1, injected  # only where a schedule fires
 
 
 def test_every_feature_runs_under_faults(results: list[CaseResult]) -> None:
@@ -63,6 +64,7 @@ def test_every_feature_runs_under_faults(results: list[CaseResult]) -> None:
         "restart",
         "restart_from",
         "delete",
+        "schedule",
     }
     assert wanted <= {feature for feature, n in features.items() if n >= 5}, features
 

@@ -120,6 +120,7 @@ def test_a_case_always_generates_the_same_program_with_every_feature_among_them(
         "restart",
         "restart_from",
         "delete",
+        "schedule",
     } <= features
     assert all(Program.from_json(p.to_json()) == p for p in programs)
 
