@@ -1,9 +1,10 @@
 """The invariants of the features beyond steps, sleeps and events:
 
-- ``children``: each child step started exactly one child (the id derived from the parent's
-  generation and step), which ended as its program does, and whose result or error reached its
-  parent once (one answer stored per child); a child of a parent terminated or deleted while it
-  ran is terminated with it, unless it had answered before.
+- ``children``: each child step started exactly one child (its id derived from the parent's
+  generation and step; an instance nobody asked for is a stray), which ended as its program
+  does, and whose result or error reached its parent once (one answer stored per child and
+  generation); a child of a parent terminated while it ran is terminated with it, unless it
+  had answered before; a child of a deleted parent is finished.
 - ``rollback``: each rollback recorded once (``recorded-once``), newest step first (the order the
   rollbacks were first called in), until one failed for good; each got its step's recorded
   output and the failure; the instance ends with the forward failure (or terminated).
@@ -19,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lambda_workflows.engine.errors import TERMINATED_WITH_ROLLBACK
-from lambda_workflows.engine.journal import step_key
+from lambda_workflows.engine.journal import delivery_key, step_key
 
 from .model import Expected, expect_instance, rollbacks, step_of
 from .outcome import InstanceOutcome, RunResult
@@ -93,7 +94,7 @@ def _stopped_with(parent: InstanceOutcome, child: InstanceOutcome) -> list[Viola
 
 def _delivery(child: InstanceOutcome) -> str:
     step = child.role.rsplit("/", 1)[-1].removesuffix("@old")
-    return step_key(step, 1, None) + "\x1fd"
+    return delivery_key(step_key(step, 1, None))
 
 
 def _orphans(role: str, run: RunResult) -> list[Violation]:
