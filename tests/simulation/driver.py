@@ -21,6 +21,7 @@ from collections import Counter
 from typing import Any
 
 from lambda_workflows.aws.runtime import set_runtime
+from lambda_workflows.engine.firing_recovery import FIRING_GRACE
 from lambda_workflows.engine.schedules import Schedule, firing_id, scheduled_time
 from lambda_workflows.observability import metrics
 from lambda_workflows.testing import Crash
@@ -205,8 +206,11 @@ class Driver:
 
     def _all_finished(self) -> bool:
         """Every instance finished, the control operation sent, every slot free and nobody
-        in line (a slot whose holder was deleted is reclaimed by a sweep, once due)."""
+        in line (a slot whose holder was deleted is reclaimed by a sweep, once due), every
+        delete's cleanup finished."""
         if self._control_due or self.world.partitions(f"Q#{LIMITED}#"):
+            return False
+        if self.world.deletes_owed():  # a delete's cleanup settles once the sweep is due
             return False
         if any("holder" in i for pk in self._slots() for i in self.world.partition(pk)):
             return False
@@ -354,20 +358,27 @@ class Driver:
         return bool(due)
 
     def _fire_recurring(self) -> bool:
-        """Send the recurring schedule's firings that came due (a ``drop_firing`` fault loses
-        one, as a Scheduler delivery that ran out of retries); undeploy it after its window."""
+        """Send the recurring schedule's firings that came due in its window (a
+        ``drop_firing`` fault loses one, as a Scheduler delivery that ran out of retries);
+        undeploy it a grace period after the window's last firing."""
         if not self._deployed:
             return False
-        until = min(self.world.clock.time(), self._window_end)
+        now = self.world.clock.time()
+        until = min(now, self._window_end)
         due = self.world.firings(self._fired_through, until)
         self._fired_through = max(self._fired_through, until)
         for firing in due:
             if not self.world.faults.take_firing_drop(firing.body):
                 self.world.send(firing.body, trigger=True)
-        if self._fired_through >= self._window_end:
+        if now >= self._undeploy_at:
             self.world.undeploy_schedules()
             self._deployed = False
+            return True
         return bool(due)
+
+    @property
+    def _undeploy_at(self) -> float:
+        return self._window_end + FIRING_GRACE + 1.0
 
     def _jump(self) -> bool:
         """Move time to the next thing that will happen (below the horizon), run the sweep."""
@@ -375,6 +386,7 @@ class Driver:
         upcoming += [at for at, _, _ in self._inflight] + [at for at, _ in self._resends]
         if self._deployed:
             upcoming += [f.at for f in self.world.firings(self._fired_through, self._window_end)]
+            upcoming.append(self._undeploy_at)
         now = self.world.clock.time()
         later = [t for t in upcoming if t > now]
         if not later or min(later) > self._start + HORIZON:

@@ -149,7 +149,7 @@ def read(world: World, role: str, ref: InstanceRef) -> InstanceOutcome:
         child_events=Counter(
             (e.generation, e.type) for e in events if e.type.startswith(CHILD_EVENTS)
         ),
-        children={e.name: ref.id for e in entries if (ref := child_of(e)) is not None},
+        children={e.name: c.id for e in entries if (c := child_of(e)) is not None},
         slot=record.slot,
     )
 

@@ -286,26 +286,6 @@ class KnownBug:
         return invariant == self.invariant and re.search(self.pattern, detail) is not None
 
 
-# TODO(lead): remove each entry as the fix of its issue item merges; the invariant then bites.
-KNOWN_BUGS: tuple[KnownBug, ...] = (
-    KnownBug(
-        "24.5",
-        "deleted",
-        r"left \d+ item",
-        "a runner's write after the delete (or a cleanup cut short by a fault) leaves the "
-        "deleted instance's journal or event items in its partition",
-    ),
-    KnownBug(
-        "24.2",
-        "children",
-        r"its parent was terminated before it answered",
-        "a parent terminated between creating a child and recording the step leaves that "
-        "child running to its end",
-    ),
-    KnownBug(
-        "24.3",
-        "schedule",
-        r"no instance for firing",
-        "a firing lost before it reached the trigger queue is never recovered",
-    ),
-)
+# The issue items whose bugs the invariants once had to excuse: every one is fixed (issue 24's
+# 24.2, 24.3 and 24.5 included). Add an entry only with the issue item that will fix it.
+KNOWN_BUGS: tuple[KnownBug, ...] = ()

@@ -179,10 +179,16 @@ class ChaosScheduled(ChaosWorkflow):
     """A workflow with a recurring schedule; each firing runs its own program."""
 
     registered_as = SCHEDULED
-    schedules = [SCHEDULE]  # noqa: RUF012 - the engine reads the class attribute
+    schedules: ClassVar[list[str]] = []  # declared only while a case deploys it
 
     def program(self, payload: Any) -> Program:
         return scheduled_program(str(payload["scheduled_time"]))
+
+
+def declare_schedule(deployed: bool) -> None:
+    """Deploy (or remove) the scheduled workflow's ``schedules = [SCHEDULE]``: outside a case
+    that deploys it, the sweep must not see a schedule to recover firings of."""
+    ChaosScheduled.schedules = [SCHEDULE] if deployed else []
 
 
 WORKFLOWS: dict[str, type[WorkflowEntrypoint]] = {

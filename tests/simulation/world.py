@@ -23,16 +23,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lambda_workflows.aws.dynamodb import DynamoStore
+from lambda_workflows.aws.firings import DynamoFiringLedger
 from lambda_workflows.aws.recurring import RECURRING_PREFIX, SCHEDULED_TIME, RecurringSchedules
 from lambda_workflows.aws.runtime import LAMBDA_RUNNER, AwsRuntime, build_runtime
 from lambda_workflows.aws.sqs import parse_work_message
+from lambda_workflows.engine.firing_recovery import FiringRecovery
 from lambda_workflows.engine.schedules import Schedule, scheduled_time
 from lambda_workflows.local.aws import TEST_RUNNER, LocalAws
 from lambda_workflows.testing import VirtualClock
 
 from . import fastmoto
 from .faults import FaultInjector
-from .workflows import WORKFLOWS
+from .workflows import WORKFLOWS, declare_schedule
 
 START = datetime(2025, 1, 1, tzinfo=UTC).timestamp()
 ACCOUNT = "123456789012"  # moto's default account
@@ -170,6 +172,7 @@ class World:
             queue._pending_messages = set()
             queue.deleted_messages = set()
         self._schedule_group().schedules.clear()
+        declare_schedule(False)
         self.clock.restart(START)
 
     # --- the queue ----------------------------------------------------------------------------
@@ -240,8 +243,10 @@ class World:
         self._schedule_group().schedules.pop(schedule.name, None)
 
     def deploy_schedules(self) -> None:
-        """Create the registered workflows' recurring schedules, as the sweep does after a
-        deploy (with the world's own client: the deploy is not under faults)."""
+        """Deploy the scheduled workflow's recurring schedule: its declaration, the Scheduler
+        schedule and the ledger's watermark, as the sweep that runs after a deploy does (with
+        the world's own clients: the deploy is not under faults)."""
+        declare_schedule(True)
         RecurringSchedules(
             self.aws.scheduler,
             self.settings.schedule_group,
@@ -249,12 +254,24 @@ class World:
             self.settings.scheduler_role_arn,
             self.clock,
         ).reconcile(WORKFLOWS)
+        self.recover_firings()
 
     def undeploy_schedules(self) -> None:
-        """Delete every recurring schedule (a deploy that removed them)."""
+        """A deploy that removed the schedule: the last sweep before it starts the firings lost
+        until then (so call this a grace period after the last firing), then the declaration
+        and the Scheduler schedule go."""
+        self.recover_firings()
+        declare_schedule(False)
         schedules = self._schedule_group().schedules
         for name in [n for n in schedules if n.startswith(RECURRING_PREFIX)]:
             del schedules[name]
+
+    def recover_firings(self) -> None:
+        """One sweep's recovery of lost firings, with the world's own clients (no faults)."""
+        runtime = self.aws.runtime
+        ledger = DynamoFiringLedger(self.dynamodb, self.settings.table_name)
+        retention = self.settings.retention_days * 86_400
+        FiringRecovery(WORKFLOWS, ledger, runtime.service, retention).recover(self.clock.time())
 
     def firings(self, after: float, until: float) -> list[Firing]:
         """The firings of the deployed recurring schedules in ``(after, until]``, in order:
@@ -309,6 +326,16 @@ class World:
             if item is not None and "status" in item.attrs:
                 found[str(key.value)[len(prefix) :]] = str(item.attrs["status"].value)
         return found
+
+    def deletes_owed(self) -> int:
+        """Tombstones (and carried-over markers) whose cleanup is still owed or settling: on
+        the sweep's due index under ``deleted#<n>`` (from moto's table, no calls)."""
+        return sum(
+            1
+            for items in list(self._table().items.values())
+            for item in list(items.values())
+            if str(getattr(item.attrs.get("due_shard"), "value", "")).startswith("deleted#")
+        )
 
     def _forget(self, item: str) -> None:
         """Lose a table item (``pk/sk``) behind everybody's back: the canary fault."""
