@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
@@ -62,6 +63,7 @@ from .engine.pages import STEPS_PAGE, HistoryPage, StepPage, check_limit
 from .engine.ports import InstancePage
 from .engine.recorded_steps import StepOutput, StepSelector
 from .engine.service import BatchResult
+from .engine.subscription import SubscriptionPage, check_types, check_wait
 from .remote import ApiError, ApiUnreachable, HttpApi, NoCredentials
 
 __all__ = ["ApiUnavailable", "HttpInstanceService", "RemoteInstance", "UnexpectedAnswer"]
@@ -188,6 +190,25 @@ class HttpInstanceService:
         query = {"cursor": cursor, "limit": check_limit(limit)}
         answer = self._call("GET", (*_instance(ref), "history"), query=query)
         return HistoryPage(History.from_dict(answer), answer.get("cursor"))
+
+    def subscribe(
+        self,
+        ref: InstanceRef,
+        cursor: str | None = None,
+        types: Iterable[str] | str | None = None,
+        *,
+        wait: float = 0.0,
+    ) -> SubscriptionPage:
+        """``GET …/instances/{id}/subscribe?cursor=&types=&wait=``: the events after
+        ``cursor``, the request held up to ``wait`` seconds until one is new (a long poll)."""
+        wanted = check_types(types)
+        query = {
+            "cursor": cursor,
+            "types": None if wanted is None else ",".join(sorted(wanted)),
+            "wait": _seconds(check_wait(wait)),
+        }
+        answer = self._call("GET", (*_instance(ref), "subscribe"), query=query)
+        return SubscriptionPage.from_dict(answer)
 
     def _whole(self, ref: InstanceRef, read: Callable[[Fetch], dict[str, Any]]) -> dict[str, Any]:
         """``read`` (see :mod:`lambda_workflows.api_pages`) of the instance's pages, again from
@@ -329,6 +350,11 @@ class HttpInstanceService:
         if exc.status in _RETRYABLE_STATUSES:
             return ApiUnavailable(f"{self.api.url} answered {exc.status} {exc.code}: {exc.message}")
         return UnexpectedAnswer(exc.status, exc.code, _explained(exc, self.api.url))
+
+
+def _seconds(wait: float) -> int:
+    """A wait as the query takes it: whole seconds (a fraction rounded up)."""
+    return math.ceil(wait)
 
 
 def _explained(exc: ApiError, url: str) -> str:

@@ -156,6 +156,20 @@ class TestInstance(WorkflowInstance):
         """The recorded journal entries (current generation), oldest first."""
         return sorted(self._env.store.load(self.ref).entries, key=lambda e: (e.at, e.key))
 
+    # subscribe(): in a test env nothing runs unless the test runs it, so a subscriber that
+    # found nothing new moves the env on (one message, a due wake-up, or the virtual clock to
+    # the next wake-up: the time a real subscriber would wait), instead of waiting.
+    _subscribe_wait = 0.0
+
+    def _no_news(self) -> None:
+        if not self._env.progress():
+            status = self.status().status
+            raise RuntimeError(
+                f"subscribe(): instance {self.id!r} is {status} and nothing in the test env will "
+                "move it on (no work, no wake-up): send the event it waits for or resume it "
+                "from inside the loop, or stop iterating"
+            )
+
 
 class TestWorkflow:
     """``env.workflow(name)``: a client of one workflow inside the test env."""
@@ -485,22 +499,33 @@ class WorkflowTestEnv:
         self._backend.recurring.reconcile()  # the registry may have changed: a deploy
         self._backend.recurring.fire(self.clock.time())
         for _ in range(max_invocations):
-            self._send_mocked_events()  # to instances created meanwhile (by a workflow)
-            if self._backend.deliver_one() or self._backend.fire_due():
-                continue
-            upcoming = [
-                w.at for w in self.pending_wake_ups() if w.reason is not SuspendReason.EVENT
-            ]
-            if (visible_at := self._backend.next_visible_at()) is not None:
-                upcoming.append(visible_at)
-            if not upcoming:
+            if not self.progress(skip_event_timeouts=False):
                 return
-            self.clock.set(min(upcoming))
-            self._backend.recurring.skip(self.clock.time())
         raise RuntimeError(
             f"run_until_idle gave up after {max_invocations:,} invocations; does a workflow "
             "loop forever (e.g. a sleep inside an unbounded loop)?"
         )
+
+    def progress(self, *, skip_event_timeouts: bool = True) -> bool:
+        """Move the env one step on: run one work message, or turn due wake-ups into work, or
+        move the clock to the next wake-up (an event wait's timeout too, unless
+        ``skip_event_timeouts`` is False). False when nothing is pending: there is no work and
+        no wake-up."""
+        self._send_mocked_events()  # to instances created meanwhile (by a workflow)
+        if self._backend.deliver_one() or self._backend.fire_due():
+            return True
+        upcoming = [
+            w.at
+            for w in self.pending_wake_ups()
+            if skip_event_timeouts or w.reason is not SuspendReason.EVENT
+        ]
+        if (visible_at := self._backend.next_visible_at()) is not None:
+            upcoming.append(visible_at)
+        if not upcoming:
+            return False
+        self.clock.set(min(upcoming))
+        self._backend.recurring.skip(self.clock.time())
+        return True
 
     def fire_schedule(
         self, workflow: str, at: datetime | float, schedule: str | None = None

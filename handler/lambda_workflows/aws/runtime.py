@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,9 @@ class AwsRuntime:
     runner_settings: RunnerSettings | None = None  # None: lambda_runner()
     env_values: Mapping[str, Any] = field(default_factory=dict)
     on_status: StatusListener | None = None
+    # waits between the reads of a subscription's long poll (the dev server's lets other
+    # requests in meanwhile; a test's moves no real time)
+    poll_pause: Callable[[float], None] = time.sleep
 
     @functools.cached_property
     def service(self) -> InstanceService:
@@ -87,6 +91,7 @@ class AwsRuntime:
             self.wakeups,
             self.clock,
             retention_seconds=self.settings.retention_days * 86_400,
+            poll_pause=self.poll_pause,
         )
 
     @functools.cached_property

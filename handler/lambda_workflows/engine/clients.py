@@ -10,17 +10,22 @@ controlled the same way everywhere. What they call is :class:`InstanceApi`: the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .model import InstanceRef, InstanceStatusView
 
 if TYPE_CHECKING:
     from .deletion import DeleteBatchResult
+    from .instance_events import InstanceEvent
     from .pages import StepPage
     from .ports import InstancePage
     from .recorded_steps import StepOutput
     from .service import BatchResult
+    from .subscription import SubscriptionPage
+
+SUBSCRIBE_WAIT = 20.0
+"""Seconds a subscription's request waits for news before it asks again (a long poll)."""
 
 
 class NamesInstance(Protocol):
@@ -104,6 +109,17 @@ class InstanceApi(Protocol):
         """Deliver an event; a finished instance raises InvalidTransition."""
         ...
 
+    def subscribe(
+        self,
+        ref: InstanceRef,
+        cursor: str | None = None,
+        types: Iterable[str] | str | None = None,
+        *,
+        wait: float = 0.0,
+    ) -> SubscriptionPage:
+        """The instance's events after ``cursor``, waiting up to ``wait`` seconds for one."""
+        ...
+
 
 class WorkflowInstance:
     """One instance: read its status and control it."""
@@ -180,6 +196,36 @@ class WorkflowInstance:
         ``key`` (optional) makes a retry safe: a second send with the same key stores nothing.
         """
         self._service.send_event(self.ref, type, payload, key=key)
+
+    def subscribe(
+        self, types: Iterable[str] | str | None = None, cursor: str | None = None
+    ) -> Iterator[InstanceEvent]:
+        """The instance's events: its whole history first, then each new one as it happens,
+        until the instance finishes (complete, errored or terminated); the same order every
+        time (see docs/events.md, "Subscribing to an instance").
+
+        Args:
+            types: only events of these types (``"step.completed"``, ...; a list, or one
+                string with commas); all of them by default.
+            cursor: an event's ``cursor``: start after that event (resume a subscription).
+
+        Raises:
+            InvalidInput: an unknown type, or a cursor that is not one of this instance's.
+            InstanceNotFound: the instance does not exist (or was deleted meanwhile).
+        """
+        while True:
+            page = self._service.subscribe(self.ref, cursor, types, wait=self._subscribe_wait)
+            yield from page.events
+            if page.finished:
+                return
+            cursor = page.cursor
+            if not page.events:
+                self._no_news()
+
+    _subscribe_wait = SUBSCRIBE_WAIT
+
+    def _no_news(self) -> None:
+        """Called when a subscription's request found nothing new (its wait ran out)."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.ref})"

@@ -12,7 +12,7 @@ import dataclasses
 import inspect
 import logging
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +69,14 @@ from .recovery import QUEUE_GRACE, SWEEP_MARGIN
 from .restart_from import Kept, kept_before
 from .retention import retention_of
 from .slots import SlotGate
+from .subscription import (
+    PauseFunction,
+    SubscriptionCursor,
+    SubscriptionPage,
+    check_types,
+    check_wait,
+    long_poll,
+)
 from .timeline import Timeline
 from .transitions import (
     Change,
@@ -178,8 +186,11 @@ class InstanceService:
         clock: Clock,
         *,
         retention_seconds: float = 30 * 86_400.0,
+        poll_pause: PauseFunction | None = None,
     ) -> None:
         self.retention_seconds = retention_seconds
+        # waits between the reads of a subscription's long poll (None: subscribe never waits)
+        self.poll_pause = poll_pause
         self.workflows = workflows
         self.store = store
         self.queue = queue
@@ -411,6 +422,38 @@ class InstanceService:
         limit = check_limit(limit)
         after = PageCursor.opened(self.store, cursor, "history", ref)  # before anything is read
         return history_page(ref, history_of(self.store.load(ref)), after, limit, self.store)
+
+    def subscribe(
+        self,
+        ref: InstanceRef,
+        cursor: str | None = None,
+        types: Iterable[str] | str | None = None,
+        *,
+        wait: float = 0.0,
+        limit: int = STEPS_PAGE,
+    ) -> SubscriptionPage:
+        """The instance's events after ``cursor`` (from its first without one), of the
+        ``types`` asked for (all by default), waiting up to ``wait`` seconds for one when none
+        is new (see :mod:`.subscription`).
+
+        Raises:
+            InvalidInput: an unknown type, a ``wait`` outside 0 to 25, a ``limit`` outside 1
+                to 1,000, or a cursor that is not one of this instance's subscription.
+            InstanceNotFound: no such instance.
+        """
+        self.check_workflow(ref.workflow)
+        wanted, waited, limit = check_types(types), check_wait(wait), check_limit(limit)
+        after = SubscriptionCursor.opened(self.store, cursor, ref)  # before anything is read
+        return long_poll(
+            lambda: self.store.load(ref),
+            self.clock.time,
+            self.poll_pause,
+            waited,
+            after,
+            wanted,
+            limit,
+            self.store,
+        )
 
     def step_output(self, ref: InstanceRef, name: str, count: int = 1) -> StepOutput:
         """One step's whole recorded output: a ``do`` step's result (``"[REDACTED]"`` when it

@@ -30,6 +30,7 @@ from lambda_workflows.engine.limits import MAX_ID, MAX_STEP_NAME
 from lambda_workflows.engine.model import InstanceStatus
 from lambda_workflows.engine.pages import MAX_PAGE, STEPS_PAGE
 from lambda_workflows.engine.service import MAX_BATCH
+from lambda_workflows.engine.subscription import MAX_WAIT
 from lambda_workflows.observability import logger
 
 from . import _api_ops as ops
@@ -43,6 +44,7 @@ _PARAM = re.compile(r"<(\w+)>")
 _ID = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9_-]{{0,{MAX_ID - 1}}}")
 _LIMIT = re.compile(r"[1-9][0-9]{0,3}")
 _COUNT = re.compile(r"[1-9][0-9]{0,8}")
+_WAIT = re.compile(r"0|[1-9][0-9]?")
 _STATUSES = {str(s) for s in InstanceStatus}
 _ACTIONS = {"pause", "resume", "terminate", "restart"}
 _STEP_TYPES = {"do", "sleep", "waitForEvent", "runWorkflow"}
@@ -182,6 +184,14 @@ def _page(request: _Request) -> tuple[Any, ...]:
     return args["name"], args["instance_id"], request.query("cursor"), limit
 
 
+def _subscription(request: _Request) -> tuple[Any, ...]:
+    limit = _number(request.query("limit"), _LIMIT, STEPS_PAGE, MAX_PAGE)
+    wait = _number(request.query("wait"), _WAIT, 0, MAX_WAIT)
+    args = request.args
+    cursor, types = request.query("cursor"), request.query("types")
+    return args["name"], args["instance_id"], cursor, types, wait, limit
+
+
 def _step(request: _Request) -> tuple[Any, ...]:
     count = _number(request.query("count"), _COUNT, 1, 2**31)
     return request.args["name"], request.args["instance_id"], request.args["step_name"], count
@@ -273,6 +283,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", _I + "/steps", _page, ops.steps, "StepPageBody"),
     Route("GET", _I + "/steps/<step_name>", _step, ops.step_output, "StepOutputBody"),
     Route("GET", _I + "/history", _page, ops.history, "HistoryBody"),
+    Route("GET", _I + "/subscribe", _subscription, ops.subscribe, "SubscriptionBody"),
     Route("PATCH", _I + "/status", _status_change, ops.change_status, "InstanceHandle", 200, True),
     Route("POST", _I + "/events/<event_type>", _event, ops.send_event, "EventAccepted", 202),
 )

@@ -128,6 +128,20 @@ def history(name: str, instance_id: str, cursor: str | None, limit: int) -> dict
     return service().history_page(instance(name, instance_id), cursor, limit).to_dict()
 
 
+def subscribe(
+    name: str,
+    instance_id: str,
+    cursor: str | None,
+    types: str | list[str] | None,
+    wait: int,
+    limit: int,
+) -> dict[str, Any]:
+    """``{events, cursor, finished}``: the instance's events after ``cursor``, the request
+    held up to ``wait`` seconds until one is new (see :mod:`.engine.subscription`)."""
+    ref = instance(name, instance_id)
+    return service().subscribe(ref, cursor, types, wait=wait, limit=limit).to_dict()
+
+
 def change_status(
     name: str,
     instance_id: str,

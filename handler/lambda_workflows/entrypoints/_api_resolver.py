@@ -23,6 +23,7 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 from lambda_workflows.engine.model import InstanceStatus
 from lambda_workflows.engine.pages import MAX_PAGE, STEPS_PAGE
+from lambda_workflows.engine.subscription import MAX_WAIT
 
 from . import _api_ops as ops
 from ._api_common import FAILURES, JSON_MEDIA_TYPE, Answer, base_path, strict_json
@@ -46,6 +47,7 @@ from .api_models import (
     StatusChange,
     StepOutputBody,
     StepPageBody,
+    SubscriptionBody,
     WorkflowDetails,
     WorkflowList,
 )
@@ -342,6 +344,40 @@ def get_history(
 ) -> HistoryBody:
     """A page of the instance's history in the export format."""
     return HistoryBody.model_validate(ops.history(name, instance_id, cursor, limit))
+
+
+@_route(
+    "GET",
+    "/workflows/<name>/instances/<instance_id>/subscribe",
+    summary="An instance's events: its history, then each new one (a long poll)",
+    description=(
+        "The instance's events after ?cursor= (from its first without one), in order: status "
+        "transitions, step attempts and outputs, errors, retries, sleeps, waits, events "
+        "received, rollbacks. When none is new, the request waits up to ?wait= seconds (at "
+        "most 25) for one, then answers events: []. Pass the answer's cursor back for the next "
+        "events; finished: true once the instance finished and all were served. ?types= keeps "
+        "only those types (comma-separated). A cursor of another instance or route, or one "
+        "changed, is a 400 invalid_input."
+    ),
+    tags=["instances"],
+    fails=(400, 404),
+)
+def subscribe(
+    name: WorkflowName,
+    instance_id: InstanceId,
+    cursor: Annotated[str | None, Query(description="An event's or an answer's cursor.")] = None,
+    types: Annotated[
+        list[str] | None, Query(description="Only these event types (comma-separated).")
+    ] = None,
+    wait: Annotated[
+        int, Query(ge=0, le=MAX_WAIT, description="Seconds to wait for a new event (0-25).")
+    ] = 0,
+    limit: PageLimit = STEPS_PAGE,
+) -> SubscriptionBody:
+    """The events after the cursor, or the first new one within ``wait`` seconds."""
+    return SubscriptionBody.model_validate(
+        ops.subscribe(name, instance_id, cursor, types, wait, limit)
+    )
 
 
 @_route(

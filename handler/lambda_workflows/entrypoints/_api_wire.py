@@ -204,6 +204,11 @@ SHAPES: dict[str, Shape] = {
         "status": a["status"],
         "output": a.get("output"),
     },
+    "SubscriptionBody": lambda a: {
+        "events": [dict(event) for event in a["events"]],
+        "cursor": a["cursor"],
+        "finished": a["finished"],
+    },
     "StepPageBody": lambda a: {
         "steps": [_step(step) for step in a["steps"]],
         "total": a["total"],

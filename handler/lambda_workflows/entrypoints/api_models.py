@@ -525,6 +525,30 @@ class StepPageBody(_Model):
     )
 
 
+class InstanceEventBody(_Model):
+    """One event of an instance (docs/events.md, "Subscribing to an instance"): its type,
+    when it happened, its cursor, and what its type carries (``step``, ``attempt``,
+    ``output``, ``error``, ``event``, ``status``, ...)."""
+
+    model_config = ConfigDict(defer_build=True, extra="allow")
+
+    type: str = Field(description="instance.queued, step.completed, wait.started, ...")
+    timestamp: str = Field(description="When it happened: ISO 8601, UTC, milliseconds.")
+    cursor: str = Field(description="Pass back as ?cursor= to go on after this event.")
+
+
+class SubscriptionBody(_Model):
+    """An instance's events after a cursor (a long poll's answer)."""
+
+    events: list[InstanceEventBody] = Field(
+        description="In order; empty when the wait ran out with nothing new."
+    )
+    cursor: str = Field(description="Pass back as ?cursor= for the events after these.")
+    finished: bool = Field(
+        description="The instance has finished and every event was served: none will follow."
+    )
+
+
 class FailedStep(_Model):
     """The step whose rollback failed for good."""
 

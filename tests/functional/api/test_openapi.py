@@ -34,6 +34,7 @@ ROUTES: dict[tuple[str, str], tuple[str, str, str | None]] = {
     ("get", f"{INSTANCE}/steps"): ("200", "StepPageBody", None),
     ("get", f"{INSTANCE}/steps/{{step_name}}"): ("200", "StepOutputBody", None),
     ("get", f"{INSTANCE}/history"): ("200", "HistoryBody", None),
+    ("get", f"{INSTANCE}/subscribe"): ("200", "SubscriptionBody", None),
 }
 
 
