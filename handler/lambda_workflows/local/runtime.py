@@ -23,6 +23,7 @@ crash would: the message is redelivered and takes back the lease it held.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 import threading
 import time
@@ -99,7 +100,9 @@ class LocalRuntime:
         self._deployed(self.recurring.reconcile().created)
         from lambda_workflows.entrypoints.api import make_handler
 
-        self._api_handler = make_handler(self.aws.runtime)
+        # a subscription's long poll lets other requests in while it waits (see handle_http)
+        api_runtime = dataclasses.replace(self.aws.runtime, poll_pause=self._pause_unlocked)
+        self._api_handler = make_handler(api_runtime)
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
         self.crashes = 0
@@ -263,6 +266,16 @@ class LocalRuntime:
         self.aws.close()
 
     # --- HTTP -----------------------------------------------------------------------------
+
+    def _pause_unlocked(self, seconds: float) -> None:
+        """A long poll's pause between two reads (``GET …/subscribe?wait=``): the API lock is
+        let go meanwhile, or one waiting subscriber would hold every other request up to 25 s.
+        (Lambda runs each waiting request in a container of its own.)"""
+        self._api_lock.release()
+        try:
+            time.sleep(seconds)
+        finally:
+            self._api_lock.acquire()
 
     def handle_http(
         self,
