@@ -1,5 +1,5 @@
-"""``lambda-workflows instances list|describe|step|export``, its alias ``lambda-workflows status``,
-and ``trigger``."""
+"""``lambda-workflows instances list|describe|step|export|watch``, its alias
+``lambda-workflows status``, and ``trigger``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from lambda_workflows.remote import ApiError, HttpApi
 from lambda_workflows.text_timeline import render
 
 from .console import Console, add_api_options, add_command, api, json_option, whole_number
+from .watch import add_watch
 
 __all__ = ["add_commands"]
 
@@ -32,6 +33,7 @@ def add_commands(commands: Any) -> None:
             "lambda-workflows instances describe orders order-42",
             'lambda-workflows instances step orders order-42 "fetch page" --count 2',
             "lambda-workflows instances export orders order-42 > history.json",
+            "lambda-workflows instances watch orders order-42",
         ],
         None,
     )
@@ -51,6 +53,7 @@ def add_commands(commands: Any) -> None:
     )
     _add_step(family)
     _add_export(family)
+    add_watch(family)
     _describe_arguments(
         add_command(
             commands,
