@@ -69,21 +69,30 @@ PauseFunction = Callable[[float], None]
 @dataclass(frozen=True, slots=True)
 class SubscriptionPage:
     """Events after a cursor: ``events`` (each with its ``cursor``), the ``cursor`` to pass
-    next, and ``finished`` once the instance finished and nothing more will come."""
+    next, ``finished`` once the instance finished and nothing more will come, and the
+    instance's ``status`` when it was read (it also moves without an event: back to
+    ``waiting`` after a resume, say)."""
 
     events: list[InstanceEvent]
     cursor: str
     finished: bool = False
+    status: str = "unknown"
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"events", "cursor", "finished"}``: the body of ``GET …/subscribe``."""
-        return {"events": list(self.events), "cursor": self.cursor, "finished": self.finished}
+        """``{"events", "cursor", "finished", "status"}``: the body of ``GET …/subscribe``."""
+        return {
+            "events": list(self.events),
+            "cursor": self.cursor,
+            "finished": self.finished,
+            "status": self.status,
+        }
 
     @classmethod
     def from_dict(cls, shown: Any) -> SubscriptionPage:
         """The page a :meth:`to_dict` shows."""
         events = [InstanceEvent(event) for event in shown.get("events") or ()]
-        return cls(events, str(shown["cursor"]), bool(shown.get("finished")))
+        finished = bool(shown.get("finished"))
+        return cls(events, str(shown["cursor"]), finished, str(shown.get("status") or "unknown"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +250,8 @@ def subscription_page(
             events.append(event)
         cursor, served = here, served + 1
     finished = record.status in FINISHED and served == len(new)
-    return SubscriptionPage(events, cursor.sealed(seal), finished), cursor
+    page = SubscriptionPage(events, cursor.sealed(seal), finished, str(record.status))
+    return page, cursor
 
 
 def long_poll(
@@ -256,14 +266,18 @@ def long_poll(
 ) -> SubscriptionPage:
     """The first page with an event after ``after``, reading the instance again every
     :data:`POLL_INTERVAL` seconds for up to ``wait`` seconds (at once without ``pause``); the
-    last page read (no event) when the time is up or the instance finished."""
+    last page read (no event) when the time is up, the instance finished, or its status
+    moved since the first read."""
     rounds = 0 if pause is None else poll_rounds(wait)
+    first = None
     for round in range(rounds + 1):
         page, after = subscription_page(read(), now(), after, types, limit, seal)
-        if page.events or page.finished or round == rounds or pause is None:
+        first = first or page.status
+        if page.events or page.finished or page.status != first or pause is None:
             return page
-        pause(POLL_INTERVAL)
-    raise AssertionError("unreachable: the last round returns")
+        if round < rounds:
+            pause(POLL_INTERVAL)
+    return page
 
 
 def _with_cursor(body: dict[str, Any], cursor: str) -> InstanceEvent:

@@ -208,6 +208,7 @@ SHAPES: dict[str, Shape] = {
         "events": [dict(event) for event in a["events"]],
         "cursor": a["cursor"],
         "finished": a["finished"],
+        "status": a["status"],
     },
     "StepPageBody": lambda a: {
         "steps": [_step(step) for step in a["steps"]],

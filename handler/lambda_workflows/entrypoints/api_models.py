@@ -547,6 +547,12 @@ class SubscriptionBody(_Model):
     finished: bool = Field(
         description="The instance has finished and every event was served: none will follow."
     )
+    status: str = Field(
+        description=(
+            "The instance's status when it was read; a long poll also answers when it moves "
+            "(some moves, such as back to waiting after a resume, are no event)."
+        )
+    )
 
 
 class FailedStep(_Model):

@@ -95,6 +95,7 @@ def test_the_first_answer_is_the_whole_history_in_order(env: WorkflowTestEnv, ap
     assert body["events"][4]["event_type"] == "approved"
     assert body["cursor"] == body["events"][-1]["cursor"]
     assert body["finished"] is False
+    assert body["status"] == "waiting"
 
 
 def test_the_cursor_resumes_after_its_event_and_nothing_new_is_an_empty_page(
@@ -168,8 +169,28 @@ def test_a_finished_instance_answers_at_once_without_waiting(
 
     again = subscribe(api, "a-5", cursor=body["cursor"], wait=25)
 
-    assert again == {"events": [], "cursor": body["cursor"], "finished": True}
+    assert again == {"events": [], "cursor": body["cursor"], "finished": True, "status": "complete"}
     assert pauses.taken == []
+
+
+def test_a_long_poll_answers_when_the_status_moves_without_an_event(
+    env: WorkflowTestEnv, api: Api, pauses: Pauses
+) -> None:
+    # GIVEN a waiting instance, paused and resumed (queued again), seen to its last event
+    instance = env.create("approvals", id="a-10")
+    env.run_until_idle()
+    instance.pause()
+    instance.resume()
+    cursor = subscribe(api, "a-10")["cursor"]
+
+    # WHEN the runner takes it back to waiting (no event: its wait was recorded) meanwhile
+    pauses.during = [env.run_until_idle]
+    api.check_paths = False  # count one request's pauses
+    body = subscribe(api, "a-10", cursor=cursor, wait=20)
+
+    # THEN the poll answers then, with the status it moved to
+    assert (body["events"], body["status"]) == ([], "waiting")
+    assert len(pauses.taken) == 1
 
 
 def test_types_filters_and_the_cursor_still_moves_past_the_others(

@@ -14,8 +14,8 @@ export class ApiError extends Error {
  * Call the API and return its JSON answer. A non-2xx answer throws an ApiError whose message
  * is the API's own `error.message`, verbatim.
  */
-export async function api(method, path, body) {
-  const init = { method, headers: { Accept: "application/json" } };
+export async function api(method, path, body, { signal } = {}) {
+  const init = { method, headers: { Accept: "application/json" }, signal };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = typeof body === "string" ? body : JSON.stringify(body);
@@ -24,6 +24,7 @@ export async function api(method, path, body) {
   try {
     response = await fetch(path, init);
   } catch (error) {
+    if (error.name === "AbortError") throw error; // the page stopped it: no error to show
     throw new ApiError(0, "unreachable", `The API did not answer (${error.message}); is the server still running?`);
   }
   const text = await response.text();
@@ -64,6 +65,14 @@ export const paths = {
     if (limit) query.set("limit", String(limit));
     const text = query.toString();
     return `/workflows/${enc(name)}/instances/${enc(id)}/steps${text ? `?${text}` : ""}`;
+  },
+  // the instance's events after `cursor`, the request held up to `wait` seconds for a new one
+  subscribe: (name, id, { cursor, wait } = {}) => {
+    const query = new URLSearchParams();
+    if (cursor) query.set("cursor", cursor);
+    if (wait) query.set("wait", String(wait));
+    const text = query.toString();
+    return `/workflows/${enc(name)}/instances/${enc(id)}/subscribe${text ? `?${text}` : ""}`;
   },
   status: (name, id) => `/workflows/${enc(name)}/instances/${enc(id)}/status`,
   event: (name, id, type) => `/workflows/${enc(name)}/instances/${enc(id)}/events/${enc(type)}`,

@@ -1,17 +1,19 @@
 // One instance: its status with the reason, params, output, error, the step timeline, and
 // the controls (pause, resume, terminate, restart, send an event), each confirmed first.
-// While the instance is live the page polls it (see poll.js).
+// The page reads the instance once, then follows it through its subscription (subscribe.js):
+// each batch of new events updates the status from the events themselves and, when steps
+// moved, the timeline (GET …/steps); the whole status is never read again while it is open.
 //
 // The API's answer carries the first page of a long timeline (1,000 rows at most) with
 // steps_total and steps_cursor: the count says "1000 of 25000" and "Load more steps" appends
 // the next page (GET …/steps?cursor=). Loaded pages stay while the first page ends where it
-// did; on each poll of a live instance the last one is read again, so new rows show.
+// did; when the events say steps moved, the last one is read again, so new rows show.
 
 import { api, paths, FINISHED } from "./api.js";
 import { badge, duration, h, ms, pretty, when } from "./dom.js";
 import { confirmAction } from "./confirm.js";
 import { doneBox, errorBox } from "./notice.js";
-import { poller } from "./poll.js";
+import { applyPage, changesSteps, subscription } from "./subscribe.js";
 import { createTimeline } from "./timeline.js";
 
 const ACTIONS = {
@@ -43,32 +45,62 @@ const ACTIONS = {
   },
 };
 
-/** Render the instance into `main`; returns a function that stops its polling. */
+/** Render the instance into `main`; returns a function that stops following it. */
 export function renderInstance(main, workflow, id) {
   const view = layout(workflow, id);
   main.append(view.node);
+  let following = null;
+  let stopped = false;
 
   async function load() {
-    let instance;
     try {
-      instance = await api("GET", paths.instance(workflow, id));
-      await readLastPageAgain(view, workflow, id, instance);
+      view.instance = await api("GET", paths.instance(workflow, id));
+      await readLastPageAgain(view, workflow, id, view.instance);
     } catch (error) {
       view.problem.replaceChildren(errorBox(error));
-      if (error.status === 404) return false; // gone (or never was): nothing to watch
-      throw error; // the poller backs off and tries again
+      if (error.status !== 404 && !stopped) setTimeout(load, 2000); // gone: nothing to watch
+      return;
     }
     view.problem.replaceChildren();
-    view.instance = instance;
-    show(view, instance);
-    return !FINISHED.has(instance.status);
+    show(view, view.instance);
+    follow();
   }
 
-  const polling = poller(load);
-  wireControls(view, workflow, id, polling);
+  /** Follow the instance while it is live (a finished one changes no more, until restarted). */
+  function follow() {
+    if (stopped || following || FINISHED.has(view.instance.status)) return;
+    following = subscription(workflow, id, { onPage, onProblem });
+  }
+
+  async function onPage(page) {
+    let instance = applyPage(view.instance, page);
+    if (changesSteps(page.events)) instance = await readSteps(view, workflow, id, instance);
+    view.instance = instance;
+    show(view, instance);
+    if (page.finished) following = null; // it ended its long polls
+  }
+
+  function onProblem(error) {
+    view.problem.replaceChildren(...(error ? [errorBox(error)] : []));
+  }
+
+  wireControls(view, workflow, id, follow);
   view.more.addEventListener("click", () => loadMore(view, workflow, id));
-  polling.now();
-  return () => polling.stop();
+  load();
+  return () => {
+    stopped = true;
+    following?.stop();
+  };
+}
+
+/** The instance with its timeline's first page read again (and the last page loaded past it,
+ * see readLastPageAgain). */
+async function readSteps(view, workflow, id, instance) {
+  const page = await api("GET", paths.steps(workflow, id));
+  const read = { ...instance, steps: page.steps, steps_cursor: page.cursor ?? undefined };
+  read.steps_total = page.cursor ? page.total : undefined;
+  await readLastPageAgain(view, workflow, id, read);
+  return read;
 }
 
 /** Keep the pages loaded past the first while it ends where it did (else drop them); read the
@@ -170,7 +202,7 @@ function show(view, answer) {
   const finished = ms(instance.finished);
   f.took.value.textContent = created !== null && finished !== null ? duration(finished - created) : "—";
   f.wake.value.textContent = when(instance.wake_at);
-  view.live.textContent = FINISHED.has(instance.status) ? "finished" : "live: refreshing";
+  view.live.textContent = FINISHED.has(instance.status) ? "finished" : "live: following";
   for (const button of view.buttons) button.disabled = !ACTIONS[button.dataset.action].allowed(instance.status);
   view.send.disabled = FINISHED.has(instance.status);
   const awaited = (instance.steps || []).find((s) => s.type === "waitForEvent" && s.status === "waiting");
@@ -253,14 +285,18 @@ function block(title, text, cls) {
   return h("section", { class: `block ${cls || ""}` }, h("h3", null, title), h("pre", null, text));
 }
 
-function wireControls(view, workflow, id, polling) {
+function wireControls(view, workflow, id, follow) {
   for (const button of view.buttons) {
     button.addEventListener("click", async () => {
       const action = button.dataset.action;
       const spec = ACTIONS[action];
       if (!(await confirmAction(spec.question, `${id}: ${spec.detail}`, spec.label))) return;
-      await act(view, () => api("PATCH", paths.status(workflow, id), { status: action }), (answer) => `${spec.label}: the instance is now ${answer.status}.`);
-      polling.now();
+      const answer = await act(view, () => api("PATCH", paths.status(workflow, id), { status: action }), (done) => `${spec.label}: the instance is now ${done.status}.`);
+      if (answer && view.instance) {
+        view.instance = { ...view.instance, status: answer.status }; // its events follow
+        show(view, view.instance);
+        follow(); // restarted: live again
+      }
     });
   }
   view.eventForm.addEventListener("submit", async (event) => {
@@ -279,7 +315,6 @@ function wireControls(view, workflow, id, polling) {
     const detail = `${id} gets an event of type "${type}" with the payload ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}.`;
     if (!(await confirmAction("Send this event?", detail, "Send event"))) return;
     await act(view, () => api("POST", paths.event(workflow, id, type), view.payload.value.trim() ? view.payload.value : "null"), (answer) => `Event "${answer.type}" accepted (event id ${answer.event_id}).`);
-    polling.now();
   });
 }
 
@@ -288,7 +323,9 @@ async function act(view, call, said) {
   try {
     const answer = await call();
     view.result.replaceChildren(doneBox(said(answer)));
+    return answer;
   } catch (error) {
     view.result.replaceChildren(errorBox(error));
+    return null;
   }
 }
