@@ -15,7 +15,7 @@ from lambda_workflows.engine.subscription import EVENT_TYPES, POLL_INTERVAL
 from lambda_workflows.entrypoints import api as api_function
 from lambda_workflows.testing import WorkflowTestEnv
 
-from .conftest import Api
+from .conftest import Api, build_event
 
 PATH = "/workflows/approvals/instances/{id}/subscribe"
 
@@ -206,6 +206,19 @@ def test_types_filters_and_the_cursor_still_moves_past_the_others(
     assert types(body) == ["step.completed", "instance.complete"]
     assert body["finished"] is True
     assert "step.completed" in EVENT_TYPES
+
+
+def test_types_may_also_be_repeated(env: WorkflowTestEnv, api: Api) -> None:
+    env.create("approvals", id="a-11")
+    env.run_until_idle()
+    event = build_event("GET", PATH.format(id="a-11"))
+    event["multiValueQueryStringParameters"] = {"types": ["step.completed", "wait.started"]}
+    event["queryStringParameters"] = {"types": "wait.started"}
+
+    answer = api.send(event)
+
+    assert answer.status == 200
+    assert types(answer.body) == ["step.completed", "wait.started"]
 
 
 @pytest.mark.parametrize(
