@@ -237,3 +237,40 @@ def test_a_subscriber_of_an_instance_nothing_will_move_is_told_so(make_env: EnvF
 
     with pytest.raises(RuntimeError, match="is paused and nothing in the test env"):
         list(instance.subscribe())
+
+
+class Quick(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        return await step.do("only", lambda: 1)
+
+
+def test_after_a_restart_an_older_cursor_starts_at_the_new_runs_first_event(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"quick": Quick})
+    instance = env.create("quick", id="q-1")
+    old = list(instance.subscribe())
+    instance.restart()
+
+    again = [e.type for e in instance.subscribe(cursor=old[-1].cursor)]
+
+    assert again[0] == "instance.queued" and again[-1] == "instance.complete"
+    assert again == [e.type for e in instance.subscribe()]
+
+
+def test_pages_of_a_limit_chain_into_the_whole_history(make_env: EnvFactory) -> None:
+    env = make_env({"orders": Order})
+    instance = env.create("orders", id="o-8")
+    whole = live(instance)
+
+    served: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = env.service.subscribe(instance.ref, cursor, limit=5)
+        assert len(page.events) <= 5
+        served.extend(dict(e) for e in page.events)
+        cursor = page.cursor
+        if page.finished:
+            break
+
+    assert served == whole

@@ -8,12 +8,13 @@ given when nothing is new). ``finished`` says the instance has finished and ever
 served: nothing will follow.
 
 A cursor is sealed by the store (signed, :mod:`.cursors`) and carries the instance (a digest of
-its name), its journal generation and an event's position. A cursor of another instance or of
-another route is ``InvalidInput``; one of an earlier generation (the instance was restarted
-since) starts again at the new run's first event.
+its name), its journal generation, and where it is (see :class:`SubscriptionCursor`). A
+cursor of another instance or of another route is ``InvalidInput``; one of an earlier
+generation (the instance was restarted since) starts again at the new run's first event.
 
 **The long poll** (``wait``, at most :data:`MAX_WAIT` seconds) reads the instance again every
-:data:`POLL_INTERVAL` seconds until an event is new, the instance finishes or the time is up.
+:data:`POLL_INTERVAL` seconds until an event is new, the instance finishes, its status moves
+(some moves are no event: back to ``waiting`` after a resume) or the time is up.
 Each read is the store's :meth:`~.ports.InstanceStore.load`, one Query of the instance's
 partition on DynamoDB. The pause between reads is injected (``pause``): the engine reads no
 clock and never sleeps on its own, and a service built without one answers at once.
@@ -159,7 +160,9 @@ class SubscriptionCursor:
         return SubscriptionCursor(self.instance, self.generation, self.at, after, seen)
 
     @classmethod
-    def opened(cls, seal: CursorSeal, cursor: str | None, ref: InstanceRef) -> Any:
+    def opened(
+        cls, seal: CursorSeal, cursor: str | None, ref: InstanceRef
+    ) -> SubscriptionCursor | None:
         """The cursor ``cursor`` names (None without one).
 
         Raises:
