@@ -658,7 +658,10 @@ class DynamoStore:
         }
         try:
             if parts.chunks:
-                self._transact([{"Update": update}, *({"Put": c} for c in parts.chunks)])
+                # a large output's chunks, unconditional: a restarted instance's next output
+                # replaces them (the version condition on the update guards the whole write)
+                chunks = ({"Put": {"TableName": self.table, "Item": c}} for c in parts.chunks)
+                self._transact([{"Update": update}, *chunks])
                 return self.get(ref)
             response = _boundary_raw(
                 lambda: self.client.update_item(**update, ReturnValues="ALL_NEW")  # type: ignore[arg-type]

@@ -8,6 +8,8 @@ Key schema (table keys ``pk`` / ``sk``, strings)::
     sk = "J#<generation:06>#<entry key>"  a journal entry of one generation (restart = +1)
     sk = "G#<generation:06>"              a restart's claim on a generation (its token)
     sk = <owner sk> "\\x1dc<nn>"           a chunk of a large value of the item <owner sk>
+    sk = "I\\x1dcoutput<nn>"              a chunk of an instance's large output (its params'
+                                          chunks are "I\\x1dc<nn>": both can be large at once)
 
 So "load an instance's whole journal" is one Query on ``pk``. Two sparse GSIs list instances
 (only the instance item carries their keys):
@@ -86,6 +88,7 @@ EVENT_KEY_PREFIX = "K#"
 JOURNAL_PREFIX = "J#"
 CLAIM_PREFIX = "G#"
 CHUNK_MARK = "\x1dc"
+OUTPUT_TAG = "output"  # an instance's output chunks: "I\x1dcoutput<nn>", apart from its params'
 SEEDED = "seeded"  # on a journal entry a restart from a step copied: its step did not run again
 INLINE_LIMIT = 64 * 1024  # text up to this size is stored as is: readable in the console
 CHUNK_SIZE = 300_000  # bytes per chunk, well under the 400 KB item limit with its keys
@@ -116,9 +119,10 @@ def claim_sk(generation: int) -> str:
     return f"{CLAIM_PREFIX}{generation:06d}"
 
 
-def chunk_sk(owner_sk: str, index: int) -> str:
-    """The sort key of chunk ``index`` of the large value of item ``owner_sk``."""
-    return f"{owner_sk}{CHUNK_MARK}{index:02d}"
+def chunk_sk(owner_sk: str, index: int, tag: str = "") -> str:
+    """The sort key of chunk ``index`` of the large value of item ``owner_sk``; ``tag`` tells
+    apart the values of an item that has two that can be large (an instance's output)."""
+    return f"{owner_sk}{CHUNK_MARK}{tag}{index:02d}"
 
 
 def created_sort_key(created_at: float, instance_id: str) -> str:
@@ -233,8 +237,11 @@ def get_pauses(item: Item) -> tuple[tuple[float, float], ...]:
 # --- large values -------------------------------------------------------------------------
 
 
-def put_blob(item: Item, name: str, text: str, owner_sk: str, pk: str, ttl: float) -> list[Item]:
-    """Store ``text`` in ``item[name]`` (inline, compressed, or chunked); return chunk items."""
+def put_blob(
+    item: Item, name: str, text: str, owner_sk: str, pk: str, ttl: float, tag: str = ""
+) -> list[Item]:
+    """Store ``text`` in ``item[name]`` (inline, compressed, or chunked); return chunk items.
+    Chunks get sort keys with ``tag`` (see :func:`chunk_sk`), which the item then records."""
     raw = text.encode()
     if len(raw) <= INLINE_LIMIT:
         item[name] = s(text)
@@ -245,8 +252,15 @@ def put_blob(item: Item, name: str, text: str, owner_sk: str, pk: str, ttl: floa
         return []
     parts = [packed[i : i + CHUNK_SIZE] for i in range(0, len(packed), CHUNK_SIZE)]
     item[f"{name}_chunks"] = n(len(parts))
+    if tag:
+        item[f"{name}_chunk_tag"] = s(tag)
     return [
-        {"pk": s(pk), "sk": s(chunk_sk(owner_sk, i)), "chunk": {"B": part}, "expires_at": n(ttl)}
+        {
+            "pk": s(pk),
+            "sk": s(chunk_sk(owner_sk, i, tag)),
+            "chunk": {"B": part},
+            "expires_at": n(ttl),
+        }
         for i, part in enumerate(parts)
     ]
 
@@ -261,7 +275,8 @@ def get_blob(item: Item, name: str, chunks: dict[str, Item]) -> str | None:
     if count is None:
         return None
     owner = item["sk"]["S"]
-    parts = [chunks.get(chunk_sk(owner, i)) for i in range(int(count["N"]))]
+    tag = get_s(item, f"{name}_chunk_tag") or ""  # untagged: written before tags, or params
+    parts = [chunks.get(chunk_sk(owner, i, tag)) for i in range(int(count["N"]))]
     if any(part is None for part in parts):
         return None
     return zlib.decompress(b"".join(bytes(p["chunk"]["B"]) for p in parts if p)).decode()
@@ -328,7 +343,7 @@ def instance_item(record: InstanceRecord, shards: int = INDEX_SHARDS) -> tuple[I
     ttl = record.created_at + JOURNAL_HORIZON
     chunks = put_blob(item, "params", record.params, INSTANCE_SK, pk, ttl)
     if record.output is not None:
-        chunks += put_blob(item, "output", record.output, INSTANCE_SK, pk, ttl)
+        chunks += put_blob(item, "output", record.output, INSTANCE_SK, pk, ttl, OUTPUT_TAG)
     # what it used (see lambda_workflows.engine.usage); its creation counts itself and its chunks
     item["item_writes"] = n(record.item_writes + 1 + len(chunks))
     put_optional(
@@ -564,7 +579,7 @@ class ItemUpdate:
 
 
 _REMOVED_WITH = {
-    "output": ("output", "output_z", "output_chunks"),
+    "output": ("output", "output_z", "output_chunks", "output_chunk_tag"),
     "due_at": ("due_at", "due_shard"),  # out of the due index too
 }
 
@@ -582,9 +597,8 @@ def change_update(
         elif name == "output":
             holder: Item = {}
             pk = instance_pk(ref.workflow, ref.id)
-            update.chunks = put_blob(
-                holder, "output", value, INSTANCE_SK, pk, now + JOURNAL_HORIZON
-            )
+            ttl = now + JOURNAL_HORIZON
+            update.chunks = put_blob(holder, "output", value, INSTANCE_SK, pk, ttl, OUTPUT_TAG)
             for attribute, stored in holder.items():
                 update.set(attribute, stored)
         else:
