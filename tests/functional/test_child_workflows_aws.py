@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows import InstanceNotFound, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.engine.children import child_id
+from lambda_workflows.engine.errors import InfrastructureError
 from lambda_workflows.engine.model import InstanceRef
 
 from .faults import Faults
@@ -287,3 +288,45 @@ def test_a_terminate_racing_the_childs_creation_leaves_no_child_running(
     child_never_ran(env)
     created = len(env.workflow("charge").list().records)
     assert created == (0 if when == "before" else 1)
+
+
+class Waiter(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        return (await step.wait_for_event("go", type="go")).payload
+
+
+class WaitsForChild(WorkflowEntrypoint):
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        return await step.run_workflow("wait", workflow="waiter")
+
+
+def loads_partition(pk: str) -> Any:
+    """Matches the Query that loads a whole partition (the journal a terminate reads)."""
+    return lambda params: (
+        params.get("KeyConditionExpression") == "pk = :pk"
+        and params["ExpressionAttributeValues"][":pk"]["S"] == pk
+    )
+
+
+def test_a_delete_cut_short_after_terminating_the_parent_terminates_its_child_on_retry(
+    aws_env: Any,
+) -> None:
+    # GIVEN a parent waiting on its child, which waits for an event
+    env = aws_env({"parent": WaitsForChild, "waiter": Waiter})
+    parent = env.create("parent", id="p-del")
+    env.run_until_idle()
+    [child] = env.workflow("waiter").list().records
+    assert child.status == "waiting"
+    # WHEN its delete terminates it, then fails reading its journal for the children
+    faults = Faults.on(env.aws.runtime)
+    faults.arm("dynamodb.Query", "unreachable", match=loads_partition("I#parent#p-del"))
+    with pytest.raises(InfrastructureError):
+        parent.delete()
+    assert faults.fired("dynamodb.Query") == 1
+    assert parent.status().status == "terminated"
+    # AND the client retries the delete
+    parent.delete()
+    # THEN the parent is gone and its child was terminated too
+    with pytest.raises(InstanceNotFound):
+        parent.status()
+    assert env.get("waiter", child.id).status().status == "terminated"

@@ -14,6 +14,11 @@ everything at once keeps the cleanup owed until it is done: a delete of the same
 is owed (a client's retry after a timeout) completes it and succeeds, and the recovery sweep
 completes every one, then looks again once :data:`SETTLE_SECONDS` have passed, when no such
 late writer can be left.
+
+The children of a deleted parent are terminated before that one write, after the terminate
+of the parent: a delete cut short between the two leaves the parent terminated and not yet
+deleted, and the retry, finding it terminated, terminates the children again (idempotent)
+before it deletes. So an owed cleanup, the sweep's, never owes children.
 """
 
 from __future__ import annotations

@@ -666,9 +666,12 @@ class InstanceService:
                 if terminated is None:
                     continue  # changed meanwhile: decide again
                 record = terminated
+            if record.status is InstanceStatus.TERMINATED:
                 from . import children  # only a child or a parent needs it
 
-                children.terminated(self, record)  # a parent's step fails, children stop
+                # a parent's step fails, children stop; also when found terminated: a delete
+                # cut short between its terminate and this leaves them to its retry
+                children.terminated(self, record)
             if self.store.delete(record):
                 self._post(lambda: self.scheduler.cancel(ref), ref)  # a late one finds nothing
                 return
