@@ -7,8 +7,9 @@ year without being loaded (see :mod:`lambda_workflows.aws.items`). Once the inst
 nothing reads them, yet they were billed as storage for up to two years: for 1 KB steps, more
 than running the steps cost (``make bench``, bench/cost_bench.py).
 
-**How.** The table's stream (``OLD_IMAGE``) feeds SweepFunction, filtered by the event source
-mapping (template.yaml) to the records of instance items removed by TTL; for each, the reaper
+**How.** The table's stream (``NEW_AND_OLD_IMAGES``, which lifecycle events need too; the
+reaper reads only the old image) feeds SweepFunction, filtered by the event source mapping
+(template.yaml) to the records of instance items removed by TTL; for each, the reaper
 reads the partition (keys and ``expires_at`` only) and deletes every item but the instance
 item with a conditional DeleteItem, ``expires_at < cut``, where ``cut`` is the removed item's
 ``expires_at`` plus ``JOURNAL_HORIZON``, less :data:`CLOCK_MARGIN`.
