@@ -42,6 +42,7 @@ from typing import Any, Final
 
 from .api_pages import Fetch, whole_history, whole_instance
 from .engine import codec
+from .engine.batch_forms import BatchBody
 from .engine.deletion import DeleteBatchResult, check_delete_batch
 from .engine.errors import (
     ConcurrentModification,
@@ -150,9 +151,9 @@ class HttpInstanceService:
         answer = self._call("POST", (workflow, "instances"), body, taken=taken)
         return _remote(workflow, answer)
 
-    def create_batch(self, workflow: str, items: Sequence[Mapping[str, Any]]) -> BatchResult:
-        """``POST /workflows/{workflow}/instances/batch``: every item not created is in
-        ``errors`` with its index, as in the direct mode."""
+    def create_batch(self, workflow: str, items: BatchBody) -> BatchResult:
+        """``POST /workflows/{workflow}/instances/batch`` with the list or the object form:
+        every item not created is in ``errors`` with its index, as in the direct mode."""
         # no size check here: the API refuses a body over 1 MiB itself (413 → InvalidInput)
         items_json = _json(items, "the batch", limit=_NO_LIMIT)
         answer = self._call("POST", (workflow, "instances", "batch"), items_json, has_body=True)

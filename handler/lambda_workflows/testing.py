@@ -71,6 +71,7 @@ from typing import Any, Protocol, TypeVar
 
 from ._step_mocks import StepMocks
 from .engine.advance import Runner, RunnerSettings
+from .engine.batch_forms import BatchBody, batch_body
 from .engine.clients import WorkflowInstance
 from .engine.clock import to_datetime
 from .engine.deletion import DeleteBatchResult
@@ -183,8 +184,11 @@ class TestWorkflow:
     def create(self, id: str | None = None, params: Any = None) -> TestInstance:
         return self._env.create(self.name, id=id, params=params)
 
-    def create_batch(self, items: Sequence[Mapping[str, Any]]) -> BatchResult:
-        return self._env.create_batch(self.name, items)
+    def create_batch(
+        self, items: BatchBody | None = None, *, count: int | None = None, params: Any = None
+    ) -> BatchResult:
+        """As the client's: a list of items, or ``count=N`` (generated ids) with ``params``."""
+        return self._env.create_batch(self.name, batch_body(items, count, params))
 
     def delete_batch(self, ids: Sequence[str]) -> DeleteBatchResult:
         """Delete up to 100 instances; ``result["deleted"]`` and ``result["errors"]`` (each
@@ -463,9 +467,19 @@ class WorkflowTestEnv:
         self._send_mocked_events()
         return TestInstance(self, record.ref)
 
-    def create_batch(self, workflow: str, items: Sequence[Mapping[str, Any]]) -> BatchResult:
-        """Create up to 100 instances; existing ids are skipped and reported."""
-        result = self.service.create_batch(workflow, items)
+    def create_batch(
+        self,
+        workflow: str,
+        items: BatchBody | None = None,
+        *,
+        count: int | None = None,
+        params: Any = None,
+    ) -> BatchResult:
+        """Create up to 100 instances: a list of ``{id?, params?}`` items, or ``count=N``
+        instances with generated ids, all with ``params`` (or the object forms
+        ``{"count", "params"?}`` and ``{"instances"}`` as ``items``); existing ids are skipped
+        and reported."""
+        result = self.service.create_batch(workflow, batch_body(items, count, params))
         self._send_mocked_events()
         return result
 

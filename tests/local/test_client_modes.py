@@ -165,6 +165,34 @@ def test_create_batch_reports_a_taken_id_and_a_bad_id_and_creates_the_rest(mode:
     assert orders.get(mode.id("batch-2")).status().status == "queued"
 
 
+def test_create_batch_with_count_creates_instances_with_generated_ids(mode: Mode) -> None:
+    orders = mode.workflow()
+
+    # WHEN the client asks for 3 instances with the same params (Cloudflare's {count, params})
+    result = orders.create_batch(count=3, params={"amount": 4})
+
+    # THEN 3 distinct generated ids are created, each queued with those params
+    assert result["errors"] == [] and len(set(result["created"])) == 3
+    for instance_id in result["created"]:
+        assert orders.get(instance_id).status().status == "queued"
+
+
+def test_create_batch_refuses_a_bad_count_whole_in_both_modes(mode: Mode) -> None:
+    orders = mode.workflow()
+
+    with pytest.raises(InvalidInput, match="count must be from 1 to 100, got 101"):
+        orders.create_batch(count=101)
+    with pytest.raises(InvalidInput, match="both count and instances"):
+        orders.create_batch({"count": 1, "instances": []})
+    with pytest.raises(TypeError, match="not both"):
+        orders.create_batch([{}], count=1)
+
+    # and the instances form answers as the list does
+    result = orders.create_batch({"instances": [{"id": mode.id("bi-1")}, {"id": "bad id"}]})
+    assert result["created"] == [mode.id("bi-1")]
+    assert [(e["index"], e["code"]) for e in result["errors"]] == [(1, "invalid_input")]
+
+
 def test_pause_resume_terminate_and_restart(mode: Mode) -> None:
     # GIVEN an instance waiting for its event
     instance = mode.workflow().create(id=mode.id("control-1"), params={"amount": 1})

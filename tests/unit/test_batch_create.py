@@ -143,7 +143,10 @@ def test_sending_a_batch_again_creates_nothing_and_reports_every_item(
 @pytest.mark.parametrize(
     ("batch", "says"),
     [
-        ({"id": "a"}, "takes a list"),
+        (
+            {"id": "a"},
+            "unknown key\\(s\\) \\['id'\\] in the batch object; create_batch takes a list",
+        ),
         ("a,b", "takes a list"),
         ([{"id": f"n-{i}"} for i in range(101)], "at most 100"),
         ([{"id": "ok"}, "not-an-object"], "batch item 1 must be an object"),
@@ -162,3 +165,94 @@ def test_a_malformed_batch_is_refused_whole_and_writes_nothing(
     assert instance_ids(env) == []
     env.run_until_idle()  # no work message was posted either
     assert env.invocations == 0
+
+
+def test_count_creates_that_many_instances_with_generated_ids_and_the_same_params(
+    make_env: EnvFactory,
+) -> None:
+    env = make_env({"g": Greets})
+
+    # WHEN the workflow's client asks for 4 instances (Cloudflare's {count, params})
+    result = env.workflow("g").create_batch(count=4, params={"who": "ana"})
+
+    # THEN 4 distinct generated ids are created, and each runs with those params
+    assert result.errors == [] and len(set(result.created)) == 4
+    assert instance_ids(env) == sorted(result.created)
+    env.run_until_idle()
+    assert {env.get("g", i).status().output for i in result.created} == {"hello ana"}
+
+
+def test_count_without_params_gives_each_instance_an_empty_payload(make_env: EnvFactory) -> None:
+    env = make_env({"g": Greets})
+
+    result = env.create_batch("g", {"count": 2})
+
+    env.run_until_idle()
+    assert [env.get("g", i).status().output for i in result.created] == ["hello nobody"] * 2
+
+
+def test_instances_form_is_the_list_form(make_env: EnvFactory) -> None:
+    env = make_env({"g": Greets})
+    env.create("g", id="taken")
+    items = [{"id": "taken"}, {"id": "new", "params": {"who": "bo"}}, {"id": "new"}]
+
+    from_object = env.create_batch("g", {"instances": items})
+
+    assert from_object.created == ["new"]
+    assert codes(from_object) == [(0, "taken", "instance_exists"), (2, "new", "duplicate_id")]
+
+
+@pytest.mark.parametrize(
+    ("batch", "says"),
+    [
+        ({"count": 0}, "count must be from 1 to 100, got 0"),
+        ({"count": 101}, "count must be from 1 to 100, got 101"),
+        ({"count": True}, "whole number from 1 to 100, not bool"),
+        ({"count": 2.0}, "whole number from 1 to 100, not float"),
+        ({"count": 2, "params": TOO_BIG}, "1 MiB"),
+        ({"count": 2, "instances": [{}]}, "both count and instances"),
+        ({"count": 2, "parms": {}}, "unknown key\\(s\\) \\['parms'\\]"),
+        ({"params": {}}, "needs count or instances"),
+        ({}, "needs count or instances"),
+        ({"instances": [{}], "params": {}}, "params goes with count"),
+        ({"instances": [{"id": f"n-{i}"} for i in range(101)]}, "at most 100"),
+        ({"instances": "a,b"}, "instances takes a list"),
+        ({"instances": [{}, 3]}, "batch item 1 must be an object"),
+    ],
+    ids=[
+        "count 0",
+        "count 101",
+        "count true",
+        "count float",
+        "params over 1 MiB",
+        "count and instances",
+        "unknown key",
+        "params alone",
+        "empty object",
+        "instances with params",
+        "101 instances",
+        "instances not a list",
+        "an instance not an object",
+    ],
+)
+def test_a_malformed_object_form_is_refused_whole_and_writes_nothing(
+    make_env: EnvFactory, batch: Any, says: str
+) -> None:
+    env = make_env({"g": Greets})
+
+    with pytest.raises(InvalidInput, match=says):
+        env.create_batch("g", batch)
+
+    assert instance_ids(env) == []
+    env.run_until_idle()
+    assert env.invocations == 0
+
+
+def test_the_kit_refuses_a_list_and_a_count_together(make_env: EnvFactory) -> None:
+    env = make_env({"g": Greets})
+
+    with pytest.raises(TypeError, match="not both"):
+        env.workflow("g").create_batch([{"id": "a"}], count=2)
+    with pytest.raises(TypeError, match="params= goes with count="):
+        env.create_batch("g", [{"id": "a"}], params={"who": "x"})
+    assert instance_ids(env) == []

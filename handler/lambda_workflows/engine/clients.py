@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .batch_forms import BatchBody, batch_body
 from .model import InstanceRef, InstanceStatusView
 
 if TYPE_CHECKING:
@@ -46,8 +47,9 @@ class InstanceApi(Protocol):
         """Create an instance; a taken id raises InstanceAlreadyExists."""
         ...
 
-    def create_batch(self, workflow: str, items: Sequence[Mapping[str, Any]]) -> BatchResult:
-        """Create up to 100 instances; each one not created is reported by its index."""
+    def create_batch(self, workflow: str, items: BatchBody) -> BatchResult:
+        """Create up to 100 instances (a list of items, or ``{"count", "params"?}`` or
+        ``{"instances"}``); each one not created is reported by its index."""
         ...
 
     def get(self, ref: InstanceRef) -> NamesInstance:
@@ -254,12 +256,28 @@ class WorkflowClient:
         record = self.service.create(self.name, id, params)
         return WorkflowInstance(self.service, record.ref)
 
-    def create_batch(self, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """Create up to 100 instances at once; ids that exist are skipped and reported.
+    def create_batch(
+        self, items: BatchBody | None = None, *, count: int | None = None, params: Any = None
+    ) -> dict[str, Any]:
+        """Create up to 100 instances at once, as Cloudflare's ``createBatch``.
 
-        Returns ``{"created": [ids], "errors": [{index, id, code, message}]}``.
+        ``create_batch([{"id": ..., "params": ...}, ...])`` creates the items (an item
+        without ``id`` gets a generated one); ``create_batch(count=10, params={...})`` creates
+        10 instances with generated ids, all with ``params``. The object forms
+        ``{"count": N, "params": ...}`` and ``{"instances": [...]}`` are taken as ``items`` too.
+
+        Returns:
+            ``{"created": [ids], "errors": [{index, id, code, message}]}``: an item that was
+            not created (bad id or params, an id repeated in the batch, a taken id) is
+            reported by its index, and the others are created.
+
+        Raises:
+            InvalidInput: the batch is malformed as a whole (over 100 items, count out of
+                1..100, unknown keys, params over 1 MiB with count); nothing is created.
+            TypeError: both ``items`` and ``count``, or neither.
         """
-        return self.service.create_batch(self.name, items).to_dict()
+        body = batch_body(items, count, params)
+        return self.service.create_batch(self.name, body).to_dict()
 
     def get(self, id: str) -> WorkflowInstance:
         """A handle on an existing instance. Raises InstanceNotFound."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import codec
+from .batch_forms import BatchBody, read_batch
 from .census import take_census
 from .clock import Clock
 from .deletion import DeleteBatchResult, check_delete_batch
@@ -92,7 +93,6 @@ from .versions import is_registered, newest_version, versions_of, workflow_names
 
 log = logging.getLogger("lambda_workflows.service")
 
-MAX_BATCH = 100
 BATCH_ITEM_KEYS = frozenset({"id", "instance_id", "params"})
 BATCH_ERROR_CODES = {
     "invalid_input": "the item's id, params or keys are not valid",
@@ -242,9 +242,13 @@ class InstanceService:
         self._post(lambda: self.queue.send(record.ref), record.ref)
         return record
 
-    def create_batch(self, workflow: str, items: Sequence[Mapping[str, Any]]) -> BatchResult:
+    def create_batch(self, workflow: str, items: BatchBody) -> BatchResult:
         """Create up to 100 instances; every item that cannot be created is reported by its
         index in ``errors``, and the others are created.
+
+        ``items`` is a list of ``{id?, params?}``, or one of Cloudflare's object forms:
+        ``{"count": N, "params": ...}`` (N generated ids, the same params) or
+        ``{"instances": [...]}`` (see :mod:`.batch_forms`).
 
         An item is not created when its id, params or keys are not valid (``invalid_input``),
         when an earlier item of the batch has the same id (``duplicate_id``), or when its id is
@@ -253,10 +257,14 @@ class InstanceService:
 
         Raises:
             InvalidInput: the batch itself is malformed (not a list, over 100 items, an item
-                that is not an object); nothing is written.
+                that is not an object, a count out of 1..100, unknown keys, params of the
+                count form that are not valid); nothing is written.
         """
         self.check_workflow(workflow)
-        _check_batch(items)
+        request = read_batch(items)
+        if request.shared_params:  # one params for all: refuse them once, not item by item
+            self.validate_new(None, request.items[0].get("params"))
+        items = request.items
         result = BatchResult()
         accepted: list[tuple[int, NewInstance]] = []
         first_with: dict[str, int] = {}
@@ -826,22 +834,6 @@ class InstanceService:
                 "wake-up of %s not posted (%s); the recovery sweep will post it",
                 ", ".join(map(str, refs)),
                 exc,
-            )
-
-
-def _check_batch(items: Any) -> None:
-    """Refuse a batch that is malformed as a whole: nothing of it can be reported per item."""
-    if not isinstance(items, Sequence) or isinstance(items, str | bytes):
-        raise InvalidInput("create_batch takes a list of {id?, params?} items")
-    if len(items) > MAX_BATCH:
-        raise InvalidInput(
-            f"a batch holds at most {MAX_BATCH} instances, got {len(items)}; split it"
-        )
-    for index, item in enumerate(items):
-        if not isinstance(item, Mapping):
-            raise InvalidInput(
-                f"batch item {index} must be an object {{id?, params?}}, not "
-                f"{type(item).__name__}; nothing was created"
             )
 
 

@@ -25,11 +25,11 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from lambda_workflows.engine.batch_forms import MAX_BATCH
 from lambda_workflows.engine.deletion import MAX_DELETE_BATCH
 from lambda_workflows.engine.limits import MAX_ID, MAX_STEP_NAME
 from lambda_workflows.engine.model import InstanceStatus
 from lambda_workflows.engine.pages import MAX_PAGE, STEPS_PAGE
-from lambda_workflows.engine.service import MAX_BATCH
 from lambda_workflows.engine.subscription import MAX_WAIT
 from lambda_workflows.observability import logger
 
@@ -153,6 +153,8 @@ def _new_instance(request: _Request) -> tuple[Any, ...]:
 
 def _batch(request: _Request) -> tuple[Any, ...]:
     items = request.body()
+    if isinstance(items, dict):  # an object form: the service reads it (and refuses it)
+        return request.args["name"], items
     if not isinstance(items, list) or len(items) > MAX_BATCH:
         raise _Unread
     if not all(isinstance(item, dict) for item in items):

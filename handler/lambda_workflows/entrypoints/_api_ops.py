@@ -53,8 +53,8 @@ def create_instance(name: str, requested_id: str | None, params: Any) -> dict[st
     return {"id": record.id, "status": str(record.status)}
 
 
-def create_batch(name: str, items: list[Any]) -> dict[str, Any]:
-    """``{created, errors}`` of a batch create."""
+def create_batch(name: str, items: list[Any] | dict[str, Any]) -> dict[str, Any]:
+    """``{created, errors}`` of a batch create: a list of items, or an object form."""
     return service().create_batch(workflow(name), items).to_dict()
 
 

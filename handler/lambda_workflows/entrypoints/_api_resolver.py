@@ -20,6 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from pydantic import ValidationError
 
 from lambda_workflows.engine.model import InstanceStatus
 from lambda_workflows.engine.pages import MAX_PAGE, STEPS_PAGE
@@ -31,7 +32,7 @@ from ._api_common import error as error_answer
 from ._api_direct import allowed_methods
 from ._swagger import add_swagger_ui
 from .api_models import (
-    MAX_BATCH,
+    BATCH_LIST,
     BatchResultBody,
     DeleteBatchBody,
     DeleteBatchResultBody,
@@ -50,6 +51,7 @@ from .api_models import (
     SubscriptionBody,
     WorkflowDetails,
     WorkflowList,
+    batch_body_schema,
 )
 
 __all__ = ["API_TITLE", "API_VERSION", "app"]
@@ -162,11 +164,16 @@ def create_instance(
     "/workflows/<name>/instances/batch",
     summary="Create up to 100 instances",
     description=(
-        "Each item is created, or reported in errors by its index with a code: invalid_input "
-        "(its id, params or keys are not valid), duplicate_id (an earlier item of the batch "
-        "has its id) or instance_exists (its id is taken). So the same batch sent again "
-        "creates nothing. 201 when something was created, 200 when nothing was. A body that "
-        "is not a list of at most 100 JSON objects is refused whole, and creates nothing."
+        "The body is a list of at most 100 items {id?, params?} (each as POST .../instances "
+        "takes it), or one of Cloudflare's object forms: {count, params?} creates count (1 to "
+        "100) instances with generated ids, all with params; {instances: [...]} is the same as "
+        "the list. Each item is created, or reported in errors by its index with a code: "
+        "invalid_input (its id, params or keys are not valid), duplicate_id (an earlier item "
+        "of the batch has its id) or instance_exists (its id is taken). So the same batch sent "
+        "again creates nothing. 201 when something was created, 200 when nothing was. A body "
+        "malformed as a whole (not a list of at most 100 JSON objects, a count out of range, "
+        "both count and instances, an unknown key, params over 1 MiB with count) is refused "
+        "whole, and creates nothing."
     ),
     tags=["instances"],
     ok=(201, 200),
@@ -174,21 +181,32 @@ def create_instance(
 )
 def create_batch(
     name: WorkflowName,
-    items: Annotated[
-        list[dict[str, Any]],
+    body: Annotated[
+        JsonValue,
         Body(
-            max_length=MAX_BATCH,
-            description="At most 100 items, each one as POST .../instances takes it.",
-            # each item is validated by the service, which reports a bad one in errors[]
-            # rather than refusing the batch; the document still shows what an item should be
-            json_schema_extra={"items": {"$ref": "#/components/schemas/NewInstanceBody"}},
+            description="A list of items, {count, params?} or {instances}.",
+            # the document shows the three forms; the list form is validated below and the
+            # object forms by the service (which says what is wrong with one, in a 400)
+            json_schema_extra=batch_body_schema,
         ),
     ],
 ) -> Response[BatchResultBody]:
     """Create many instances at once."""
+    items = body if isinstance(body, dict) else _batch_list(body)
     answer = BatchResultBody.model_validate(ops.create_batch(name, items))
     status = HTTPStatus.CREATED if answer.created else HTTPStatus.OK
     return Response(status_code=status, content_type=_JSON, body=answer)
+
+
+def _batch_list(body: Any) -> list[dict[str, Any]]:
+    """The list form, validated as the body's own type was before the object forms: a body
+    that is not a list of at most 100 objects is a ``RequestValidationError`` at ``body``."""
+    try:
+        items: list[dict[str, Any]] = BATCH_LIST.validate_python(body)
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
+        raise RequestValidationError(errors, body=body) from None
+    return items
 
 
 @_route(

@@ -9,16 +9,17 @@ taken, is the batch free of duplicates) stay in
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
+from lambda_workflows.engine.batch_forms import MAX_BATCH
 from lambda_workflows.engine.deletion import MAX_DELETE_BATCH
 from lambda_workflows.engine.limits import ID_PATTERN, MAX_ID, MAX_STEP_NAME
 from lambda_workflows.engine.model import InstanceStatus
-from lambda_workflows.engine.service import MAX_BATCH
 
 __all__ = [
+    "BATCH_LIST",
     "MAX_BATCH",
     "AttemptError",
     "AttemptView",
@@ -51,6 +52,7 @@ __all__ = [
     "UsageView",
     "WorkflowDetails",
     "WorkflowList",
+    "batch_body_schema",
 ]
 
 # Any JSON value, spelled out rather than ``Any`` so that the resolver passes a JSON array
@@ -116,6 +118,51 @@ class NewInstanceBody(_Request):
     def requested_id(self) -> str | None:
         """The id asked for, under either key (None: generate one)."""
         return self.instance_id if self.instance_id is not None else self.id
+
+
+BATCH_LIST: TypeAdapter[list[dict[str, Any]]] = TypeAdapter(
+    Annotated[list[dict[str, Any]], Field(max_length=MAX_BATCH)],
+    config=ConfigDict(defer_build=True),
+)
+"""The list form of a batch create's body: at most 100 objects (each checked by the service,
+which reports a bad one in ``errors`` rather than refusing the batch)."""
+
+_NEW_INSTANCE = {"$ref": "#/components/schemas/NewInstanceBody"}
+_BATCH_FORMS: dict[str, Any] = {
+    "oneOf": [
+        {"type": "array", "maxItems": MAX_BATCH, "items": _NEW_INSTANCE},
+        {
+            "type": "object",
+            "title": "BatchCount",
+            "description": "count instances with generated ids, all with params.",
+            "properties": {
+                "count": {"type": "integer", "minimum": 1, "maximum": MAX_BATCH},
+                "params": {"description": "Any JSON, at most 1 MiB encoded; {} when omitted."},
+            },
+            "required": ["count"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "title": "BatchInstances",
+            "description": "The same as the list form.",
+            "properties": {
+                "instances": {"type": "array", "maxItems": MAX_BATCH, "items": _NEW_INSTANCE}
+            },
+            "required": ["instances"],
+            "additionalProperties": False,
+        },
+    ]
+}
+
+
+def batch_body_schema(schema: dict[str, Any]) -> None:
+    """The batch body's schema in the document: its three forms (Cloudflare's createBatch)."""
+    description = schema.get("description")
+    schema.clear()
+    schema.update(_BATCH_FORMS)
+    if description is not None:
+        schema["description"] = description
 
 
 class FromStep(_Request):

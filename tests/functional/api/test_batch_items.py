@@ -115,9 +115,17 @@ def test_the_document_says_items_are_reported_one_by_one(operation: dict[str, An
         assert code in operation["description"]
     assert "refused whole" in operation["description"]
     schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    listed, counted, instances = schema["oneOf"]
     # an item is documented as a create's body, at most 100 of them
-    assert schema["items"] == {"$ref": "#/components/schemas/NewInstanceBody"}
-    assert schema["maxItems"] == 100
+    assert listed["items"] == {"$ref": "#/components/schemas/NewInstanceBody"}
+    assert listed["maxItems"] == 100
+    # and the object forms: {count (1..100), params?}, {instances: [...]}, nothing else
+    assert counted["required"] == ["count"] and counted["additionalProperties"] is False
+    assert (
+        counted["properties"]["count"]["minimum"],
+        counted["properties"]["count"]["maximum"],
+    ) == (1, 100)
+    assert instances["properties"]["instances"]["items"] == listed["items"]
 
 
 def test_the_documented_error_has_a_nullable_id_and_names_its_codes() -> None:
@@ -126,3 +134,49 @@ def test_the_documented_error_has_a_nullable_id_and_names_its_codes() -> None:
     assert {"type": "null"} in error["properties"]["id"]["anyOf"]
     for code in ("invalid_input", "duplicate_id", "instance_exists"):
         assert code in error["properties"]["code"]["description"]
+
+
+def test_count_creates_that_many_instances_with_generated_ids_and_the_same_params(
+    api: Api,
+) -> None:
+    # WHEN Cloudflare's object form asks for 3 instances
+    answer = api.request("POST", BATCH, {"count": 3, "params": {"amount": 9}})
+
+    # THEN 3 instances with distinct generated ids are created, queued, with those params
+    assert answer.status == 201, answer.body
+    assert answer.body["errors"] == []
+    created = answer.body["created"]
+    assert len(set(created)) == 3
+    for instance_id in created:
+        state = api.env.store.load(InstanceRef("orders", instance_id))
+        assert json.loads(state.record.params) == {"amount": 9}
+    assert sorted(m["id"] for m in api.drain()) == sorted(created)
+
+
+def test_instances_form_answers_as_the_list_does(api: Api) -> None:
+    # GIVEN a taken id
+    assert api.request("POST", "/workflows/orders/instances", {"id": "bo-taken"}).status == 201
+
+    # WHEN the instances form holds it, a new id and a bad one
+    items = [{"id": "bo-taken"}, {"id": "bo-new", "params": {"amount": 1}}, {"id": "bad id"}]
+    answer = api.request("POST", BATCH, {"instances": items})
+
+    # THEN the answer is Cloudflare's {created, errors}, each error by index, id, code, message
+    assert answer.status == 201, answer.body
+    assert answer.body["created"] == ["bo-new"]
+    assert [(e["index"], e["id"], e["code"]) for e in answer.body["errors"]] == [
+        (0, "bo-taken", "instance_exists"),
+        (2, "bad id", "invalid_input"),
+    ]
+    assert all(set(e) == {"index", "id", "code", "message"} for e in answer.body["errors"])
+
+
+def test_a_malformed_object_form_writes_nothing(api: Api) -> None:
+    before = api.table()
+
+    answer = api.request("POST", BATCH, {"count": 2, "instances": [{"id": "bm-1"}]})
+
+    assert (answer.status, answer.code) == (400, "invalid_input")
+    assert "either" not in answer.message or "count" in answer.message
+    assert api.table() == before
+    assert api.writes.calls == [] and api.drain() == []

@@ -98,7 +98,7 @@ def test_request_models_carry_the_limits(document: dict[str, Any]) -> None:
     assert id_schema["pattern"] == r"^[a-zA-Z0-9_][a-zA-Z0-9\-_]*$"
     assert schemas["NewInstanceBody"]["additionalProperties"] is False
     batch = document["paths"]["/workflows/{name}/instances/batch"]["post"]["requestBody"]
-    assert batch["content"]["application/json"]["schema"]["maxItems"] == 100
+    assert batch["content"]["application/json"]["schema"]["oneOf"][0]["maxItems"] == 100
     actions = schemas["StatusChange"]["properties"]["status"]["enum"]
     assert actions == ["pause", "resume", "terminate", "restart"]
 
