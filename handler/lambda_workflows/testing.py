@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import secrets
 import uuid
 import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -71,6 +72,7 @@ from typing import Any, Protocol, TypeVar
 
 from ._step_mocks import StepMocks
 from .engine.advance import Runner, RunnerSettings
+from .engine.approval_links import check_link, use_link
 from .engine.batch_forms import BatchBody, batch_body
 from .engine.clients import WorkflowInstance
 from .engine.clock import to_datetime
@@ -79,6 +81,7 @@ from .engine.durations import Duration, parse_duration
 from .engine.entrypoint import Env, WorkflowEntrypoint
 from .engine.errors import InstanceNotFound, SuspendReason
 from .engine.limits import check_id
+from .engine.links import LINK_KEY_BYTES, LINK_PATH, LinkSigner, shown_claims
 from .engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
 from .engine.memory_schedules import MemoryRecurring, RecurringFirings
 from .engine.model import InstanceRef, JournalEntry
@@ -277,6 +280,7 @@ class _MemoryBackend:
         self.runner = Runner(
             workflows, self.store, self.queue, self.scheduler, clock, settings, env=env
         )
+        self.runner.links = LinkSigner(secrets.token_bytes(LINK_KEY_BYTES))  # as dev's: its own
         self.recurring: RecurringFirings = MemoryRecurring(workflows, self.service, clock)
         self.recurring.reconcile()  # schedules fire from the env's start
         self.clock = clock
@@ -483,6 +487,30 @@ class WorkflowTestEnv:
         self._send_mocked_events()
         return result
 
+    def open_link(self, url: str) -> dict[str, Any]:
+        """What ``GET`` on an approval link (``wait_for_event(..., link=True)``'s ``url``)
+        checks, without its page: ``{workflow, instance, wait, type}``. Writes nothing.
+
+        Raises:
+            LinkRefused: the link is invalid, used, expired or stale (``code``, ``status``).
+        """
+        claims = check_link(self.service, self._link_signer(), _link_token(url))
+        return dict(shown_claims(claims))
+
+    def use_link(self, url: str, payload: Any = None) -> dict[str, Any]:
+        """What ``POST`` on an approval link does: send its event, once, with ``payload``.
+
+        Raises:
+            LinkRefused: as :meth:`open_link`, and ``link_used`` for a second use.
+        """
+        claims, _ = use_link(self.service, self._link_signer(), _link_token(url), payload)
+        return dict(shown_claims(claims))
+
+    def _link_signer(self) -> LinkSigner:
+        if self.runner.links is None:  # every backend of the kit has one
+            raise RuntimeError("this test env mints no approval links")
+        return self.runner.links
+
     def get(self, workflow: str, id: str) -> TestInstance:
         """A handle on an existing instance."""
         record = self.service.get(InstanceRef(workflow, id))
@@ -683,3 +711,8 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+def _link_token(url: str) -> str:
+    """The token of an approval link's URL (or the token itself)."""
+    return url.rsplit(LINK_PATH, 1)[-1]

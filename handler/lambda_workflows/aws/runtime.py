@@ -24,6 +24,7 @@ from botocore.config import Config
 
 from lambda_workflows.engine.clock import Clock, SystemClock
 from lambda_workflows.engine.entrypoint import WorkflowEntrypoint
+from lambda_workflows.engine.links import LinkSigner
 from lambda_workflows.registry import load_workflows
 
 from .dynamodb import DynamoStore
@@ -78,6 +79,7 @@ class AwsRuntime:
     # waits between the reads of a subscription's long poll (the dev server's lets other
     # requests in meanwhile; a test's moves no real time)
     poll_pause: Callable[[float], None] = time.sleep
+    links: LinkSigner | None = None  # approval links (None: the stack has no link key)
 
     @functools.cached_property
     def service(self) -> InstanceService:
@@ -102,7 +104,7 @@ class AwsRuntime:
 
         pacing = self.runner_settings or lambda_runner()
         values = dict(self.env_values)
-        return Runner(
+        runner = Runner(
             self.workflows,
             self.store,
             self.queue,
@@ -112,6 +114,15 @@ class AwsRuntime:
             env=lambda: Env(values, self._workflow_client),
             on_status=self.on_status,
         )
+        runner.links = self.links
+        return runner
+
+    def use_links(self, links: LinkSigner) -> None:
+        """Mint and check approval links with ``links`` from now on (``lambda-workflows dev``
+        sets its own address once it listens)."""
+        object.__setattr__(self, "links", links)  # frozen: the one setting moved after start
+        if "runner" in self.__dict__:
+            self.runner.links = links
 
     def _workflow_client(self, name: str) -> WorkflowClient:
         """What ``self.env.workflow(name)`` gives a workflow (few do: imported then)."""
@@ -170,6 +181,7 @@ def build_runtime(
         runner_settings,
         dict(env_values or {}),
         on_status,
+        LinkSigner.from_hex(settings.link_key, settings.link_url) if settings.link_key else None,
     )
 
 

@@ -33,6 +33,8 @@ class AwsSettings:
     schedule_group: str
     scheduler_role_arn: str
     retention_days: float = RETENTION_DAYS
+    link_key: str = ""  # WORKFLOWS_LINK_KEY: hex, the approval links' HMAC key ("" = no links)
+    link_url: str = ""  # WORKFLOWS_LINK_URL: the API's URL, which approval links start with
     index_shards: int = INDEX_SHARDS  # see lambda_workflows.aws.shards: every container of a stack
     # must use the same (the embedded stack of `lambda-workflows dev` and the test kit uses fewer)
 
@@ -56,4 +58,10 @@ class AwsSettings:
                 f"RETENTION_DAYS={days!r} is not a number of days; set it to e.g. 30 (the "
                 "stack's RetentionDays parameter)"
             ) from None
-        return cls(**values, retention_days=retention_days, index_shards=INDEX_SHARDS)
+        return cls(
+            **values,
+            retention_days=retention_days,
+            link_key=env.get("WORKFLOWS_LINK_KEY", ""),
+            link_url=env.get("WORKFLOWS_LINK_URL", ""),
+            index_shards=INDEX_SHARDS,
+        )

@@ -51,6 +51,7 @@ from .entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
 from .errors import InfrastructureError, SuspendReason
 from .immutable import immutable
 from .journal import Journal
+from .links import LinkSigner
 from .model import (
     FINISHED,
     ErrorInfo,
@@ -161,6 +162,8 @@ class Runner:
         self._env = env or Env
         self._on_status = on_status
         self.interceptor = interceptor
+        self.links: LinkSigner | None = None
+        """Mints the URLs of ``wait_for_event(..., link=True)``; None: that call raises."""
         # the concurrency limits (None when no workflow declares one: no call for them)
         self.slots = SlotGate.of(workflows, store, queue, clock)
         self.children = Children(workflows, store, queue, clock, self.slots)  # run_workflow's
@@ -371,6 +374,8 @@ class Runner:
             ref=record.ref,
             interceptor=self.interceptor,
             rollback=record.rollback,
+            links=self.links,
+            generation=record.generation,
             children=lambda call, workflow, id, params, wait_for: self.children.start(
                 record, (call.name, call.key), (workflow, id, params), wait_for
             ),

@@ -27,6 +27,7 @@ from .clock import Clock
 from .config import StepConfig
 from .entrypoint import WorkflowEntrypoint, WorkflowEvent
 from .errors import (
+    ConfigurationError,
     InfrastructureError,
     NonDeterminismError,
     StepLimitExceeded,
@@ -39,6 +40,7 @@ from .errors import (
 )
 from .immutable import immutable
 from .journal import Journal, base_key, step_key
+from .links import LinkClaims, LinkSigner
 from .logs import WorkflowLogger, logger_name
 from .model import (
     ATTEMPT_KINDS,
@@ -172,8 +174,12 @@ class Replay:
         interceptor: StepInterceptor | None = None,
         rollback: RollbackInfo | None = None,
         children: ChildStarter | None = None,
+        links: LinkSigner | None = None,
+        generation: int = 1,
     ) -> None:
         self.workflow = workflow
+        self._links = links
+        self._generation = generation
         self._children = children
         self.event = event
         self.journal = journal
@@ -372,6 +378,19 @@ class Replay:
             # A step still running when run() stopped took the invocation down (a crash, a
             # Lambda timeout): nothing after it may be written, as if the process had died.
             raise died
+
+    def link_url(self, name: str, event_type: str, timeout: float) -> str:
+        """The approval link of the wait ``name`` (the same on every replay: see .links)."""
+        if self._links is None:
+            raise ConfigurationError(
+                f"step.wait_for_event({name!r}, link=True) needs the stack's link key: "
+                "template.yaml sets WORKFLOWS_LINK_KEY (a generated secret), `lambda-workflows "
+                "dev` and the test kit generate one; this runtime has none"
+            )
+        claims = LinkClaims(
+            self._ref.workflow, self._ref.id, self._generation, name, event_type, timeout
+        )
+        return self._links.url(claims)
 
     def is_replaying(self) -> bool:
         """True while run() is re-walking calls the journal already recorded."""

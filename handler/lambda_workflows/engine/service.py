@@ -734,6 +734,14 @@ class InstanceService:
                 same key (a retry after a timeout or a 5xx) stores nothing and returns the
                 event stored the first time.
         """
+        return self.send_event_once(ref, type, payload, key=key)[0]
+
+    def send_event_once(
+        self, ref: InstanceRef, type: str, payload: Any = None, *, key: str | None = None
+    ) -> tuple[EventRecord, bool]:
+        """:meth:`send_event`, and whether this call stored the event (False: ``key`` had
+        been sent before, and the event stored then is returned). Approval links use it to
+        refuse a second use of a link, even a concurrent one."""
         check_id(type, what="event type")
         if key is not None:
             check_id(key, what="idempotency key")
@@ -746,7 +754,7 @@ class InstanceService:
             if current.status in FINISHED:
                 earlier = self.store.find_event(ref, key) if key is not None else None
                 if earlier is not None:
-                    return earlier
+                    return earlier, False
                 raise InvalidTransition(
                     f"instance '{current.id}' is already {current.status}; finished instances "
                     "cannot be sent events (restart it to run it again)"
@@ -768,7 +776,7 @@ class InstanceService:
                 continue  # the instance changed since it was read: decide again
             if stored is event and wake:
                 self._post(lambda: self.queue.send(ref), ref)
-            return stored
+            return stored, stored is event
         raise ConcurrentModification(f"instance {ref} is changing too fast; try again")
 
     # --- recovering -----------------------------------------------------------------------

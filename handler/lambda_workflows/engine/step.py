@@ -9,9 +9,9 @@ pass that :class:`lambda_workflows.engine.replay.Replay` drives.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from . import codec
 from .config import StepConfig, parse_config, parse_rollback_config
@@ -58,6 +58,26 @@ class StepRollback:
 
     undo: Callable[..., Any]
     config: StepConfig
+
+
+class LinkedWait:
+    """``step.wait_for_event(..., link=True)``: the wait, and its approval link's ``url``.
+
+    Await it as the wait itself (it is awaited once, as every step is).
+    """
+
+    __slots__ = ("_waiting", "url")
+
+    def __init__(self, url: str, waiting: Coroutine[Any, Any, ReceivedEvent]) -> None:
+        self.url = url
+        """``{api}/links/{token}``: GET shows a confirmation page, POST sends the event."""
+        self._waiting = waiting
+
+    def __await__(self) -> Generator[Any, None, ReceivedEvent]:
+        return self._waiting.__await__()
+
+    def __repr__(self) -> str:
+        return "LinkedWait(url=<approval link>)"  # never the token: reprs reach logs
 
 
 class WorkflowStep:
@@ -187,12 +207,42 @@ class WorkflowStep:
             )
         return self._replay.track(name, self._replay.sleep(name, None, at))
 
+    @overload
     def wait_for_event(
-        self, name: str, *, type: str, timeout: Duration = DEFAULT_WAIT_TIMEOUT
-    ) -> Coroutine[Any, Any, ReceivedEvent]:
+        self,
+        name: str,
+        *,
+        type: str,
+        timeout: Duration = ...,
+        link: Literal[False] = False,
+    ) -> Coroutine[Any, Any, ReceivedEvent]: ...
+
+    @overload
+    def wait_for_event(
+        self, name: str, *, type: str, timeout: Duration = ..., link: Literal[True]
+    ) -> LinkedWait: ...
+
+    def wait_for_event(
+        self,
+        name: str,
+        *,
+        type: str,
+        timeout: Duration = DEFAULT_WAIT_TIMEOUT,
+        link: bool = False,
+    ) -> Coroutine[Any, Any, ReceivedEvent] | LinkedWait:
         """Wait for an event of ``type``; return ``{payload, timestamp, type}``.
 
         Events sent before the wait starts are buffered per type and delivered in order.
+
+        With ``link=True`` the wait also gets an approval link: it returns a
+        :class:`LinkedWait` at once, whose ``url`` (the same on every replay) opens a page that
+        sends this one event, once, while the wait is pending; put the URL in an e-mail or chat
+        message from a step, then ``await`` the wait::
+
+            approval = step.wait_for_event("approval", type="approved", timeout="1 day",
+                                           link=True)
+            await step.do("ask", lambda: send_mail(to, f"Approve: {approval.url}"))
+            event = await approval
 
         Raises:
             WorkflowTimeoutError: no event arrived within ``timeout`` (1 second to 365 days).
@@ -205,7 +255,10 @@ class WorkflowStep:
                 f"step.wait_for_event({name!r}) timeout must be between 1 second and 365 days, "
                 f"got {format_duration(seconds)}"
             )
-        return self._replay.track(name, self._replay.wait_for_event(name, type, seconds))
+        waiting = self._replay.track(name, self._replay.wait_for_event(name, type, seconds))
+        if not link:
+            return waiting
+        return LinkedWait(self._replay.link_url(name, type, seconds), waiting)
 
     def run_workflow(
         self,

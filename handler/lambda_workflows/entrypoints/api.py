@@ -72,7 +72,7 @@ from lambda_workflows.engine.errors import ConfigurationError
 from lambda_workflows.observability import logger
 from lambda_workflows.registry import load_workflows
 
-from . import _api_direct
+from . import _api_direct, _links
 from ._api_common import JSON_MEDIA_TYPE, RUNTIME, error, shown, strict_json
 from ._api_ops import STEP_OUTPUT_CAP
 from ._wiring import LambdaHandler, RuntimeSource, runtime_of
@@ -106,6 +106,8 @@ def make_handler(runtime: RuntimeSource) -> LambdaHandler:
     """The Lambda entry point (an API Gateway proxy event, payload format 1.0), on ``runtime``."""
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        if _links.is_link(event):  # its own checks and answers: HTML, the token as credential
+            return _link_answer(event, runtime)
         rejected = _check_envelope(event) or _check_path(event) or _check_body_shape(event)
         if rejected is not None:
             return rejected
@@ -134,6 +136,15 @@ def make_handler(runtime: RuntimeSource) -> LambdaHandler:
 
 
 handler = make_handler(get_runtime)
+
+
+def _link_answer(event: dict[str, Any], runtime: RuntimeSource) -> dict[str, Any]:
+    """``/links/{token}`` (see :mod:`._links`)."""
+    try:
+        return _links.answer(event, runtime_of(runtime))
+    except ConfigurationError as exc:
+        logger().error("the API is misconfigured", extra={"error": str(exc)})
+        return _proxy_answer(500, exc.code, f"the service is misconfigured: {exc}")
 
 
 def _check_envelope(event: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -277,6 +277,12 @@ class LocalRuntime:
         finally:
             self._api_lock.acquire()
 
+    def serve_links_at(self, base_url: str) -> None:
+        """Approval links start with ``base_url`` (where the dev server listens)."""
+        runtime = self.aws.runtime
+        if runtime.links is not None:
+            runtime.use_links(runtime.links.at(base_url))
+
     def handle_http(
         self,
         method: str,

@@ -246,8 +246,12 @@ class DevRequestHandler(BaseHTTPRequestHandler):
 
 
 def make_server(runtime: LocalRuntime, host: str, port: int) -> DevServer:
-    """An HTTP server that hands every request to ``runtime.handle_http``."""
-    return DevServer((host, port), runtime)
+    """An HTTP server that hands every request to ``runtime.handle_http``; the approval links
+    its workflows mint start with its address."""
+    server = DevServer((host, port), runtime)
+    shown = "127.0.0.1" if host in ("", "0.0.0.0") else host
+    runtime.serve_links_at(f"http://{shown}:{server.server_address[1]}")
+    return server
 
 
 def serve_in_background(server: ThreadingHTTPServer) -> threading.Thread:
