@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from lambda_workflows.engine.links import LINK_PATH
 from lambda_workflows.entrypoints._api_direct import ROUTES
 from lambda_workflows.entrypoints._api_resolver import app
 from lambda_workflows.infra.template import load_template, parameter_defaults
@@ -112,6 +113,15 @@ class Route:
         return self.method in ("ANY", method) and re.fullmatch(pattern, path) is not None
 
 
+LINKS = "/links/{token}"
+"""The approval links' route: open whatever ApiAuth says (the token is the credential)."""
+
+
+def guarded(api: dict[str, Any]) -> set[str]:
+    """The authorizations of every route but the approval links'."""
+    return {route.auth for route in routes(api) if route.path != LINKS}
+
+
 def routes(api: dict[str, Any]) -> list[Route]:
     """Every route of a deployed API's OpenAPI body."""
     body = api["Properties"]["DefinitionBody"]
@@ -160,7 +170,8 @@ def served_by_the_function() -> list[tuple[str, str]]:
         if getattr(item, method) is not None
     ]
     served += [(route.method, re.sub(r"<\w+>", "x", route.rule)) for route in ROUTES]
-    return sorted({*served, ("GET", "/openapi.json"), ("GET", "/docs")})
+    links = [("GET", LINK_PATH + "x"), ("POST", LINK_PATH + "x")]  # entrypoints._links
+    return sorted({*served, *links, ("GET", "/openapi.json"), ("GET", "/docs")})
 
 
 # --- the default: an HTTP API with IAM auth --------------------------------------------------
@@ -175,7 +186,7 @@ def test_the_default_api_is_an_http_api_with_iam_auth_on_every_route() -> None:
     # THEN its one API is an HTTP API, and every route takes SigV4-signed requests only
     name, api = the_api(resources)
     assert (name, api["Type"]) == ("WorkflowsHttpApi", "AWS::Serverless::HttpApi")
-    assert {route.auth for route in routes(api)} == {"AWS_IAM"}
+    assert guarded(api) == {"AWS_IAM"}
 
 
 def test_api_type_rest_keeps_the_rest_api_earlier_stacks_have() -> None:
@@ -186,7 +197,7 @@ def test_api_type_rest_keeps_the_rest_api_earlier_stacks_have() -> None:
     name, api = the_api(resources)
     assert (name, api["Type"]) == ("WorkflowsApi", "AWS::Serverless::Api")
     assert api["Properties"]["StageName"] == "v1"
-    assert {route.auth for route in routes(api)} == {"AWS_IAM"}
+    assert guarded(api) == {"AWS_IAM"}
 
 
 @pytest.mark.parametrize("api_type", sorted(API_TYPES))
@@ -196,7 +207,24 @@ def test_api_auth_sets_every_routes_authorization(api_type: str, auth: str) -> N
 
     _, api = the_api(resources)
     assert api["Type"] == API_TYPES[api_type]
-    assert {route.auth for route in routes(api)} == {auth}
+    assert guarded(api) == {auth}
+
+
+@pytest.mark.parametrize("api_type", sorted(API_TYPES))
+@pytest.mark.parametrize("auth", ["AWS_IAM", "NONE"])
+def test_only_the_approval_links_route_is_open_whatever_api_auth_says(
+    api_type: str, auth: str
+) -> None:
+    resources, _ = stack(ApiType=api_type, ApiAuth=auth)
+
+    _, api = the_api(resources)
+    open_routes = {(r.method, r.path) for r in routes(api) if r.auth == "NONE"}
+    expected = {("GET", LINKS), ("POST", LINKS)}
+    assert open_routes == (expected if auth == "AWS_IAM" else open_routes)
+    assert {(r.method, r.auth) for r in routes(api) if r.path == LINKS} == {
+        ("GET", "NONE"),
+        ("POST", "NONE"),
+    }
 
 
 @pytest.mark.parametrize("api_type", sorted(API_TYPES))

@@ -194,6 +194,7 @@ def test_environment_gives_every_variable_the_template_sets(
         "SCHEDULER_ROLE_ARN": resources.scheduler_role_arn,
         "WORKFLOWS": "",
         "RETENTION_DAYS": "30",
+        "WORKFLOWS_LINK_KEY": resources.link_key,
         "POWERTOOLS_SERVICE_NAME": "lambda-workflows",
         "POWERTOOLS_METRICS_NAMESPACE": "LambdaWorkflows",
         "POWERTOOLS_LOG_LEVEL": "INFO",

@@ -118,8 +118,23 @@ def test_resolve_ref_getatt_sub_and_join() -> None:
 def test_resolve_refuses_what_it_cannot_know() -> None:
     with pytest.raises(Unresolvable, match="Ref 'Missing'"):
         resolve({"Ref": "Missing"}, Values())
-    with pytest.raises(Unresolvable, match="Fn::If"):
+    with pytest.raises(Unresolvable, match="Condition 'C'"):
         resolve({"Fn::If": ["C", 1, 2]}, Values())
+    with pytest.raises(Unresolvable, match="Fn::Select"):
+        resolve({"Fn::Select": [0, [1]]}, Values())
+
+
+def test_resolve_picks_by_a_condition_on_the_parameters() -> None:
+    conditions = {
+        "IsHttp": {"Fn::Equals": [{"Ref": "ApiType"}, "HTTP"]},
+        "NotHttp": {"Fn::Not": [{"Condition": "IsHttp"}]},
+        "Both": {"Fn::And": [{"Condition": "IsHttp"}, {"Fn::Or": [{"Condition": "NotHttp"}]}]},
+    }
+    values = Values(refs={"ApiType": "HTTP"}, conditions=conditions)
+
+    assert resolve({"Fn::If": ["IsHttp", {"Ref": "ApiType"}, "rest"]}, values) == "HTTP"
+    assert resolve({"Fn::If": ["NotHttp", 1, 2]}, values) == 2
+    assert resolve({"Fn::If": ["Both", 1, 2]}, values) == 2
 
 
 def test_references_finds_ref_getatt_and_sub_names() -> None:

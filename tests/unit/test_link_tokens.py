@@ -91,8 +91,9 @@ def test_garbage_is_refused_as_invalid(token: str) -> None:
 def test_a_short_key_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="at least 32"):
         LinkSigner(b"short")
-    with pytest.raises(ConfigurationError, match="not hex"):
-        LinkSigner.from_hex("zz" * 32)
+    with pytest.raises(ConfigurationError, match="at least 32"):
+        LinkSigner.from_setting("x" * 31)
+    assert LinkSigner.from_setting("x" * 64).mint(CLAIMS) == LinkSigner(b"x" * 64).mint(CLAIMS)
 
 
 def test_the_event_key_is_a_valid_idempotency_key_and_not_the_token() -> None:

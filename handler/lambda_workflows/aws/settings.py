@@ -33,7 +33,7 @@ class AwsSettings:
     schedule_group: str
     scheduler_role_arn: str
     retention_days: float = RETENTION_DAYS
-    link_key: str = ""  # WORKFLOWS_LINK_KEY: hex, the approval links' HMAC key ("" = no links)
+    link_key: str = ""  # WORKFLOWS_LINK_KEY: the approval links' HMAC key ("" = no links)
     link_url: str = ""  # WORKFLOWS_LINK_URL: the API's URL, which approval links start with
     index_shards: int = INDEX_SHARDS  # see lambda_workflows.aws.shards: every container of a stack
     # must use the same (the embedded stack of `lambda-workflows dev` and the test kit uses fewer)

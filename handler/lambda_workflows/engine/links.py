@@ -94,7 +94,7 @@ class LinkSigner:
     """Mints and checks link tokens under one key, for URLs under ``base_url``.
 
     Args:
-        key: the stack's link key (at least 32 bytes; ``WORKFLOWS_LINK_KEY``, hex).
+        key: the stack's link key (at least 32 bytes: ``WORKFLOWS_LINK_KEY``).
         base_url: where the API is served (``https://<api>.execute-api.<region>.amazonaws.com``,
             ``http://127.0.0.1:8787`` in ``lambda-workflows dev``); "" gives paths only.
 
@@ -106,22 +106,16 @@ class LinkSigner:
         if len(key) < LINK_KEY_BYTES:
             raise ConfigurationError(
                 f"the approval-link key is {len(key)} bytes; it must be at least "
-                f"{LINK_KEY_BYTES} (64 hex digits): template.yaml generates one per stack"
+                f"{LINK_KEY_BYTES}: template.yaml generates one per stack (LinkKey)"
             )
         self._key = key
         self.base_url = base_url.rstrip("/")
 
     @classmethod
-    def from_hex(cls, key: str, base_url: str = "") -> LinkSigner:
-        """A signer for a hex key, as ``WORKFLOWS_LINK_KEY`` holds it."""
-        try:
-            raw = bytes.fromhex(key)
-        except ValueError:
-            raise ConfigurationError(
-                "WORKFLOWS_LINK_KEY is not hex; set it to 64 hex digits (template.yaml "
-                "generates it per stack)"
-            ) from None
-        return cls(raw, base_url)
+    def from_setting(cls, key: str, base_url: str = "") -> LinkSigner:
+        """A signer for the key as ``WORKFLOWS_LINK_KEY`` holds it: the text's UTF-8 bytes
+        (template.yaml's LinkKey secret: 64 random letters and digits)."""
+        return cls(key.encode(), base_url)
 
     def at(self, base_url: str) -> LinkSigner:
         """The same key, for URLs under another ``base_url``."""

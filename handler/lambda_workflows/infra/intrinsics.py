@@ -1,4 +1,4 @@
-"""Resolve the few CloudFormation intrinsic functions infra/ needs: Ref, GetAtt, Sub, Join.
+"""Resolve the few CloudFormation intrinsic functions infra/ needs: Ref, GetAtt, Sub, Join, If.
 
 ``lambda_workflows.infra.provision`` creates resources outside CloudFormation, so it has to stand in
 for it when a property points at another resource (a redrive policy's ``!GetAtt
@@ -33,6 +33,13 @@ class Values:
 
     refs: dict[str, Any] = field(default_factory=dict)
     attributes: dict[tuple[str, str], Any] = field(default_factory=dict)
+    conditions: dict[str, Any] = field(default_factory=dict)  # the template's Conditions
+
+    def holds(self, name: str) -> bool:
+        """Whether the template's condition ``name`` holds for these values."""
+        if name not in self.conditions:
+            raise Unresolvable(f"nothing known for Condition {name!r}")
+        return _holds(self.conditions[name], self)
 
     def ref(self, name: str) -> Any:
         """The value of ``{"Ref": name}``."""
@@ -69,9 +76,28 @@ def resolve(value: Any, values: Values) -> Any:
         if key == "Fn::Join":
             delimiter, items = argument
             return str(delimiter).join(str(item) for item in resolve(items, values))
+        if key == "Fn::If":
+            name, when_true, when_false = argument
+            return resolve(when_true if values.holds(name) else when_false, values)
         if key.startswith("Fn::") or key == "Condition":
             raise Unresolvable(f"infra/ does not resolve {key}")
     return {key: resolve(item, values) for key, item in value.items()}
+
+
+def _holds(condition: Any, values: Values) -> bool:
+    """A condition's value: Fn::Equals, Fn::Not, Fn::And, Fn::Or and Condition."""
+    ((key, argument),) = condition.items()
+    if key == "Condition":
+        return values.holds(argument)
+    if key == "Fn::Equals":
+        left, right = (str(resolve(side, values)) for side in argument)
+        return left == right
+    if key == "Fn::Not":
+        return not _holds(argument[0], values)
+    if key in ("Fn::And", "Fn::Or"):
+        found = [_holds(item, values) for item in argument]
+        return all(found) if key == "Fn::And" else any(found)
+    raise Unresolvable(f"infra/ does not evaluate the condition function {key}")
 
 
 def _sub(argument: Any, values: Values) -> str:

@@ -41,6 +41,7 @@ WORK_QUEUE = "WorkQueue"
 TRIGGER_QUEUE = "TriggerQueue"
 SCHEDULE_GROUP = "ScheduleGroup"
 SCHEDULER_ROLE = "SchedulerRole"
+LINK_KEY = "LinkKey"
 
 # AWS::DynamoDB::Table properties: which ones are applied, and which are deliberately not.
 _TABLE_CREATE_PROPERTIES = frozenset(
@@ -83,6 +84,7 @@ class Resources:
         schedule_group: the EventBridge Scheduler group of wake-ups.
         scheduler_role_arn: the role EventBridge Scheduler assumes to send wake-ups.
         region: the region everything was created in.
+        link_key: stands for the LinkKey secret (a stack resolves it when it deploys).
     """
 
     table_name: str
@@ -92,6 +94,7 @@ class Resources:
     schedule_group: str
     scheduler_role_arn: str
     region: str
+    link_key: str = ""  # stands for the LinkKey secret (generated: see provision)
 
     def environment(self, function: str | None = None) -> dict[str, str]:
         """The environment variables a deployed function would get, for these resources.
@@ -110,11 +113,19 @@ class Resources:
         template = load_template()
         values = _values_for(self, template)
         variables = {
-            name: _as_string(resolve(value, values))
+            name: self._resolved(_as_string(resolve(value, values)))
             for name, value in function_environment(template, function).items()
         }
         variables["AWS_REGION"] = variables["AWS_DEFAULT_REGION"] = self.region
         return variables
+
+    def _resolved(self, value: str) -> str:
+        """A value, with the dynamic reference to the LinkKey secret (resolved when a stack
+        deploys) replaced by its stand-in."""
+        return self.link_key if value.startswith(_SECRET_REFERENCE) else value
+
+
+_SECRET_REFERENCE = "{{resolve:secretsmanager:"
 
 
 def provision(session: boto3.Session, *, prefix: str = "wf") -> Resources:
@@ -157,6 +168,7 @@ def provision(session: boto3.Session, *, prefix: str = "wf") -> Resources:
         schedule_group=group_name,
         scheduler_role_arn=role_arn,
         region=region,
+        link_key=_ensure_link_key(session.client("secretsmanager"), f"{prefix}-link-key"),
     )
 
 
@@ -357,6 +369,22 @@ def _ensure_role(client: IAMClient, name: str, properties: Mapping[str, Any]) ->
 # --- helpers ----------------------------------------------------------------------------------
 
 
+def _ensure_link_key(client: Any, name: str) -> str:
+    """The LinkKey secret's value: generated once (as the template's GenerateSecretString,
+    64 letters and digits), then found again."""
+    try:
+        return str(client.get_secret_value(SecretId=name)["SecretString"])
+    except client.exceptions.ResourceNotFoundException:
+        pass
+    value = str(
+        client.get_random_password(PasswordLength=64, ExcludePunctuation=True, IncludeSpace=False)[
+            "RandomPassword"
+        ]
+    )
+    client.create_secret(Name=name, SecretString=value)
+    return value
+
+
 def _properties(template: Mapping[str, Any], logical_id: str) -> dict[str, Any]:
     properties: dict[str, Any] = resource(template, logical_id).get("Properties", {})
     return properties
@@ -372,7 +400,14 @@ def _values_for(resources: Resources, template: Mapping[str, Any]) -> Values:
             WORK_QUEUE: resources.work_queue_url,
             TRIGGER_QUEUE: resources.trigger_queue_url,
             SCHEDULE_GROUP: resources.schedule_group,
+            LINK_KEY: f"arn:aws:secretsmanager:{resources.region}:000000000000:secret:link-key",
+            # what an approval link's URL starts with in a deployed stack; `lambda-workflows
+            # dev` mints links to its own address instead
+            "WorkflowsHttpApi": "local",
+            "WorkflowsApi": "local",
+            "AWS::URLSuffix": "amazonaws.com",
         },
+        conditions=dict(template.get("Conditions", {})),
         attributes={
             (WORK_QUEUE, "Arn"): resources.work_queue_arn,
             (TRIGGER_QUEUE, "Arn"): _queue_arn(resources.trigger_queue_url, resources.region),

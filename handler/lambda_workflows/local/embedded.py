@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import threading
 import uuid
 from collections.abc import Mapping
@@ -28,7 +27,6 @@ from lambda_workflows.aws.sqs import parse_work_message, work_message
 from lambda_workflows.engine.advance import RunnerSettings, StatusListener
 from lambda_workflows.engine.clock import Clock
 from lambda_workflows.engine.entrypoint import WorkflowEntrypoint
-from lambda_workflows.engine.links import LINK_KEY_BYTES
 from lambda_workflows.engine.model import InstanceRef
 
 _AT = re.compile(r"^at\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\)$")
@@ -81,11 +79,8 @@ class EmbeddedAws:
         self.environment = self.resources.environment()
         # one developer's load, not 10,000 transitions a second: fewer index shards make each
         # listing and count a few moto Queries instead of 33 (still sharded: every path runs)
-        # and a link key of its own (a stack's is a generated secret: template.yaml)
         self.settings = replace(
-            AwsSettings.from_env(self.environment),
-            index_shards=LOCAL_INDEX_SHARDS,
-            link_key=secrets.token_hex(LINK_KEY_BYTES),
+            AwsSettings.from_env(self.environment), index_shards=LOCAL_INDEX_SHARDS
         )
         self.clock = clock
         self.runtime: AwsRuntime = build_runtime(
