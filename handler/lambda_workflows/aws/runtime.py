@@ -181,7 +181,7 @@ def build_runtime(
         runner_settings,
         dict(env_values or {}),
         on_status,
-        LinkSigner.from_setting(settings.link_key, settings.link_url)
+        links=LinkSigner.from_setting(settings.link_key, settings.link_url)
         if settings.link_key
         else None,
     )
