@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
+from lambda_workflows.engine.errors import WorkflowTimeoutError
 
 calls: Counter[str] = Counter()
 _lock = threading.Lock()
@@ -58,3 +59,17 @@ class ThreeSteps(WorkflowEntrypoint):
         await step.sleep("pause", "1 hour")
         c = await step.do("three", lambda: work("three"))
         return [a, b, c]
+
+
+class Approves(WorkflowEntrypoint):
+    """Mails the link from a step, waits, then answers with what arrived."""
+
+    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
+        approval = step.wait_for_event("approval", type="approved", timeout="1 hour", link=True)
+        mailed = await step.do("mail the link", lambda: approval.url)
+        try:
+            got = await approval
+        except WorkflowTimeoutError:
+            await step.sleep("after the timeout", "1 day")
+            return {"mailed": mailed, "timed_out": True}
+        return {"mailed": mailed, "same_url": approval.url == mailed, "payload": got.payload}

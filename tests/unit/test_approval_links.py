@@ -8,28 +8,13 @@ from typing import Any
 
 import pytest
 
-from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from lambda_workflows.engine.errors import WorkflowTimeoutError
 from lambda_workflows.engine.links import LinkRefused
 from lambda_workflows.testing import WorkflowTestEnv
+from tests.functional.workflows_under_test import Approves
 
 from .backends import EnvFactory
 
 pytestmark = pytest.mark.backends("memory", "aws")
-
-
-class Approves(WorkflowEntrypoint):
-    """Mails the link from a step, waits, then answers with what arrived."""
-
-    async def run(self, event: WorkflowEvent, step: WorkflowStep) -> Any:
-        approval = step.wait_for_event("approval", type="approved", timeout="1 hour", link=True)
-        mailed = await step.do("mail the link", lambda: approval.url)
-        try:
-            got = await approval
-        except WorkflowTimeoutError:
-            await step.sleep("after the timeout", "1 day")
-            return {"mailed": mailed, "timed_out": True}
-        return {"mailed": mailed, "same_url": approval.url == mailed, "payload": got.payload}
 
 
 def waiting(make_env: EnvFactory, id: str = "a-1") -> tuple[WorkflowTestEnv, str]:
