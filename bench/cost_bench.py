@@ -13,14 +13,14 @@ runtime's clients count every AWS call and read its parameters and answer
   (4 KB a unit, strongly consistent).
 - Lambda duration: each runner invocation is timed with 5 ms slept before every AWS call (as
   bench/latency_bench.py), minus the time moto itself spent answering in-process, which a real
-  deployment does not pay; billed per 1 ms at the RunnerFunction's 512 MB (template.yaml).
+  deployment does not pay; billed per 1 ms at the RunnerFunction's MemorySize (template.yaml).
 
 What no hook can see is modelled, and said so: the SQS event source receives and deletes each
 work message (2 requests, BatchSize 1), a schedule firing is a Scheduler invocation and a
 SendMessage, an instance is created (and an event sent to it) through API Gateway and the
-ApiFunction (256 MB; its duration is the instance API's call, timed the same way), each request
-billed at the price of the API template.yaml deploys by default (ApiType). Prices:
-bench/prices.py.
+ApiFunction (at its MemorySize; its duration is the instance API's call, timed the same way),
+each request billed at the price of the API template.yaml deploys by default (ApiType).
+Prices: bench/prices.py.
 """
 
 from __future__ import annotations
@@ -42,9 +42,18 @@ from lambda_workflows.aws.settings import RETENTION_DAYS
 from lambda_workflows.infra.template import load_template
 from lambda_workflows.testing import WorkflowTestEnv
 
-RUNNER_GB = 0.5  # template.yaml: RunnerFunction MemorySize 512
-API_GB = 0.25  # template.yaml: Globals MemorySize 256 (the ApiFunction)
-SWEEP_GB = 0.25  # template.yaml: Globals MemorySize 256 (SweepFunction, which reaps)
+
+def function_gb(function: str, template: dict[str, Any] | None = None) -> float:
+    """The memory a function of template.yaml is billed at, in GB: its own ``MemorySize``, or
+    the ``Globals`` one."""
+    found = template or load_template()
+    own = found["Resources"][function]["Properties"].get("MemorySize")
+    return int(own or found["Globals"]["Function"]["MemorySize"]) / 1024
+
+
+RUNNER_GB = function_gb("RunnerFunction")
+API_GB = function_gb("ApiFunction")
+SWEEP_GB = function_gb("SweepFunction")  # which reaps
 REAP_BATCH = 100  # template.yaml: ExpiredInstances BatchSize (stream records an invocation)
 STEPS = 100  # steps per instance of the step benchmark
 RUNS = 3  # instances measured per scenario (their mean counts)

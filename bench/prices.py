@@ -80,7 +80,7 @@ PRICES: tuple[Price, ...] = (
         "https://aws.amazon.com/lambda/pricing/",
         "https://cloudchipr.com/blog/aws-lambda-pricing; tiers: "
         "https://aws.amazon.com/blogs/compute/introducing-tiered-pricing-for-aws-lambda/",
-        "template.yaml: RunnerFunction arm64, 512 MB; ApiFunction arm64, 256 MB",
+        "template.yaml: RunnerFunction arm64, 512 MB; ApiFunction arm64, 512 MB",
     ),
     Price(
         "sqs.request",
