@@ -79,8 +79,11 @@ def test_the_same_case_runs_the_same_calls_to_the_same_end(results: list[CaseRes
 def test_a_lost_journal_write_is_noticed(results: list[CaseResult]) -> None:
     # GIVEN a canary fault that deletes a journal item right after it was written
     canaries = [r for r in results if any(f.kind == "forget" for f in r.script)]
-    # THEN the rerun step is written a second time, and the invariants say so
+    # THEN the invariants say so: the rerun step is written a second time (recorded-once), or,
+    # when nothing reruns it (a child that had finished), the journal lacks the entry the
+    # model and what run() saw call for
     assert len(canaries) == len(CANARIES)
     for result in canaries:
         assert result.injected["forget"] == 1
-        assert "recorded-once" in {v.invariant for v in result.violations}, result.violations
+        noticed = {v.invariant for v in result.violations} & {"recorded-once", "journal", "seen"}
+        assert noticed, result.violations
