@@ -66,6 +66,18 @@ def strict_json(text: str) -> Any:
         raise json.JSONDecodeError(message, text, 0) from None
 
 
+def header(event: Mapping[str, Any], name: str) -> str | None:
+    """The value of header ``name`` (lower case) in an API Gateway proxy event, whichever
+    case it came in, from ``headers`` or else the last of ``multiValueHeaders``."""
+    for key, value in (event.get("headers") or {}).items():
+        if str(key).lower() == name and value is not None:
+            return str(value)
+    for key, values in (event.get("multiValueHeaders") or {}).items():
+        if str(key).lower() == name and values:
+            return str(values[-1])
+    return None
+
+
 def shown(text: str, limit: int = 40) -> str:
     """``text`` quoted for a message, escaped and cut short (never echo a whole input)."""
     return repr(text[:limit]) + ("..." if len(text) > limit else "")

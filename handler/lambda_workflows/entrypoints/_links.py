@@ -30,7 +30,7 @@ from lambda_workflows.engine.errors import InfrastructureError, InvalidInput, In
 from lambda_workflows.engine.links import LINK_PATH, LinkClaims, LinkRefused, shown_claims
 from lambda_workflows.observability import logger
 
-from ._api_common import strict_json
+from ._api_common import header, strict_json
 
 __all__ = ["MAX_LINK_PAYLOAD", "answer", "is_link"]
 
@@ -61,7 +61,7 @@ def is_link(event: Mapping[str, Any]) -> bool:
 def answer(event: Mapping[str, Any], runtime: AwsRuntime) -> dict[str, Any]:
     """The proxy answer to a request on ``/links/...``."""
     method = str(event.get("httpMethod", "")).upper()
-    html_wanted = "text/html" in (_header(event, "accept") or "") or method == "GET"
+    html_wanted = "text/html" in (header(event, "accept") or "") or method == "GET"
     token = str(event.get("path") or "")[len(LINK_PATH) :]
     if method not in ("GET", "HEAD", "POST"):
         return _error(405, "method_not_allowed", f"use GET or POST, not {method}", html_wanted)
@@ -98,7 +98,7 @@ def _payload(event: Mapping[str, Any]) -> Any:
     raw = _body(event)
     if len(raw) > MAX_LINK_PAYLOAD:
         raise _too_large(f"{len(raw):,} bytes")
-    kind = (_header(event, "content-type") or "").split(";")[0].strip().lower()
+    kind = (header(event, "content-type") or "").split(";")[0].strip().lower()
     if not raw.strip():
         return None
     if kind not in ("", "application/json"):
@@ -190,13 +190,3 @@ def _answer(status: int, body: str, *, html: bool, code: str | None = None) -> d
         "isBase64Encoded": False,
         "multiValueHeaders": {key: [value] for key, value in headers.items()},
     }
-
-
-def _header(event: Mapping[str, Any], name: str) -> str | None:
-    for key, value in (event.get("headers") or {}).items():
-        if str(key).lower() == name and value is not None:
-            return str(value)
-    for key, values in (event.get("multiValueHeaders") or {}).items():
-        if str(key).lower() == name and values:
-            return str(values[-1])
-    return None

@@ -73,7 +73,7 @@ from lambda_workflows.observability import logger
 from lambda_workflows.registry import load_workflows
 
 from . import _api_direct, _links
-from ._api_common import JSON_MEDIA_TYPE, RUNTIME, error, shown, strict_json
+from ._api_common import JSON_MEDIA_TYPE, RUNTIME, error, header, shown, strict_json
 from ._api_ops import STEP_OUTPUT_CAP
 from ._wiring import LambdaHandler, RuntimeSource, runtime_of
 
@@ -170,7 +170,7 @@ def _check_envelope(event: Mapping[str, Any]) -> dict[str, Any] | None:
         return _too_large()
     if str(event.get("httpMethod", "")).upper() not in _BODY_METHODS:
         return None
-    content_type = _header(event, "content-type")
+    content_type = header(event, "content-type")
     if content_type and content_type.split(";")[0].strip().lower() != _JSON:
         return _proxy_answer(
             415,
@@ -243,7 +243,7 @@ def _with_json_media_type(event: dict[str, Any]) -> dict[str, Any]:
     Media types are case-insensitive (RFC 9110) and :func:`_check_envelope` has accepted this
     one, but the resolver compares it letter for letter and refuses ``APPLICATION/JSON``.
     """
-    content_type = _header(event, "content-type")
+    content_type = header(event, "content-type")
     if content_type is None or content_type.split(";")[0].strip().lower() != _JSON:
         return event
     single = {
@@ -265,16 +265,6 @@ def _too_large() -> dict[str, Any]:
         f"the body is over {MAX_BODY_BYTES:,} bytes (1 MiB); store large data elsewhere "
         "(e.g. S3) and pass a reference",
     )
-
-
-def _header(event: Mapping[str, Any], name: str) -> str | None:
-    for key, value in (event.get("headers") or {}).items():
-        if str(key).lower() == name and value is not None:
-            return str(value)
-    for key, values in (event.get("multiValueHeaders") or {}).items():
-        if str(key).lower() == name and values:
-            return str(values[-1])
-    return None
 
 
 def _proxy_answer(status: int, code: str, message: str) -> dict[str, Any]:
