@@ -269,6 +269,21 @@ def _describe(op: Op) -> str:
     return f"wait {op.name} type {op.type}" + (f" timeout {op.timeout:g}s" if op.times_out else "")
 
 
+# The features beyond steps, sleeps and waits that the generated programs must each use
+# (:meth:`Program.features` names them; the tests check every one is generated and faulted).
+CONTROLLED_FEATURES = (
+    "child",
+    "failing child",
+    "concurrency",
+    "rollback",
+    "terminate_rollback",
+    "restart",
+    "restart_from",
+    "delete",
+    "schedule",
+)
+
+
 # --- known engine bugs -------------------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from .chaos import CaseResult, Summary, program_of, run_many
 from .faults import CALL_KINDS, RUNNER_KINDS
+from .program import CONTROLLED_FEATURES
 
 CASES = 300  # make test's share; make chaos SEEDS=N runs N
 REPEATED = 10  # cases run twice, in whichever worker picks them up
@@ -55,17 +56,7 @@ def test_every_feature_runs_under_faults(results: list[CaseResult]) -> None:
     for result in regular(results):
         if result.injected:
             features.update(program_of(result.case).features())
-    wanted = {
-        "child",
-        "failing child",
-        "concurrency",
-        "rollback",
-        "terminate_rollback",
-        "restart",
-        "restart_from",
-        "delete",
-        "schedule",
-    }
+    wanted = set(CONTROLLED_FEATURES)
     assert wanted <= {feature for feature, n in features.items() if n >= 5}, features
 
 

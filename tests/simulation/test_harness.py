@@ -14,6 +14,7 @@ from .invariants import Violation
 from .model import event_payload, expect, expect_instance, expect_role
 from .program import (
     CHILD,
+    CONTROLLED_FEATURES,
     HOLD,
     Child,
     Control,
@@ -111,17 +112,7 @@ def test_shrinking_to_nothing_when_no_fault_is_needed() -> None:
 def test_a_case_always_generates_the_same_program_with_every_feature_among_them() -> None:
     programs = [generate(number) for number in range(150)]
     features = set().union(*(p.features() for p in programs))
-    assert {
-        "child",
-        "failing child",
-        "concurrency",
-        "rollback",
-        "terminate_rollback",
-        "restart",
-        "restart_from",
-        "delete",
-        "schedule",
-    } <= features
+    assert set(CONTROLLED_FEATURES) <= features
     assert all(Program.from_json(p.to_json()) == p for p in programs)
 
 
