@@ -1,7 +1,7 @@
 """Listing, counting and sweeping with the listing indexes spread over K > 1 shards: a listing
 is the merge of the shards, newest first, paged with one cursor; instances written before
-sharding (the unsharded keys) are still listed, counted and swept, and move to their shard at
-their next status change."""
+sharding (the unsharded keys of the legacy listing index) are still listed, counted and swept,
+and the sweep moves them to their shard of ``by_created``."""
 
 from __future__ import annotations
 
@@ -120,13 +120,14 @@ def test_instances_are_written_to_every_shard_by_a_stable_hash_of_their_id(
 ) -> None:
     many(store, 24)
 
-    shards = {table_item(env, f"i-{n:03d}")["gsi2pk"]["S"] for n in range(24)}
+    shards = {table_item(env, f"i-{n:03d}")["lpk"]["S"] for n in range(24)}
 
     assert shards == {f"{WORKFLOW}#{k}" for k in range(SHARDS)}
     item = table_item(env, "i-005")
-    shard = index_shard("i-005", SHARDS)
-    assert item["gsi1pk"]["S"] == f"{WORKFLOW}#queued#{shard}"
-    assert item["gsi2pk"]["S"] == f"{WORKFLOW}#{shard}"
+    assert item["lpk"]["S"] == f"{WORKFLOW}#{index_shard('i-005', SHARDS)}"
+    assert item["lsk"]["S"] == created_sort_key(created(5), "i-005")
+    # nothing on the legacy listing indexes (see lambda_workflows.aws.shards)
+    assert not {"gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"} & set(item)
 
 
 def test_a_listing_merges_the_shards_newest_first(store: DynamoStore) -> None:
@@ -189,13 +190,14 @@ def test_a_page_reads_about_its_share_from_each_shard_not_k_times_the_limit(
     # WHEN a first page of 40 is listed
     page = store.list_instances(WORKFLOW, limit=40)
 
-    # THEN it is right, and asked each partition (the legacy key and 8 shards) for about its
-    # share (40 / 8 + 1 = 6), topping up the few that held more: far from 8 x 40 items
+    # THEN it is right, and asked each partition (8 shards of by_created, and the legacy
+    # index's unsharded key and 8 shards) for about its share (40 / 16 + 1 = 4), topping up
+    # the few that held more: far from 8 x 40 items
     assert [r.id for r in page.records] == ordered[:40]
-    assert len(made) >= 9
-    assert [q["Limit"] for q in made[:9]] == [6] * 9
-    assert sum(q["answered"] for q in made) < 40 + 9 * 6 + 40
-    assert len(made) <= 9 + 8 * 2
+    assert len(made) >= 17
+    assert [q["Limit"] for q in made[:17]] == [4] * 17
+    assert sum(q["answered"] for q in made) < 40 + 17 * 4 + 40
+    assert len(made) <= 17 + 8 * 2
 
 
 def test_a_partition_found_exhausted_is_not_asked_again(store: DynamoStore) -> None:
@@ -280,7 +282,7 @@ def test_an_instance_written_before_sharding_is_listed_counted_and_swept(
     assert InstanceRef(WORKFLOW, "old-1") in overdue
 
 
-def test_an_instance_written_before_sharding_moves_to_its_shard_at_its_next_status_change(
+def test_an_instance_written_before_sharding_lists_under_its_current_status(
     env: WorkflowTestEnv, store: DynamoStore
 ) -> None:
     many(store, 6)
@@ -290,14 +292,31 @@ def test_an_instance_written_before_sharding_moves_to_its_shard_at_its_next_stat
     # WHEN a runner leases it (queued -> running)
     assert store.acquire_lease(InstanceRef(WORKFLOW, "old-1"), "r", now, now + 60) is not None
 
-    # THEN both its listing keys are its shard's, and it lists once, under its new status
-    item = table_item(env, "old-1")
-    shard = index_shard("old-1", SHARDS)
-    assert item["gsi1pk"]["S"] == f"{WORKFLOW}#running#{shard}"
-    assert item["gsi2pk"]["S"] == f"{WORKFLOW}#{shard}"
+    # THEN it lists once, under its new status (its legacy entry is the whole item)
     assert walk(store, 3)[0].count("old-1") == 1
     assert walk(store, 3, InstanceStatus.RUNNING)[0] == ["old-1"]
     assert "old-1" not in walk(store, 3, InstanceStatus.QUEUED)[0]
+
+
+def test_the_sweep_moves_an_instance_written_before_sharding_to_its_shard(
+    env: WorkflowTestEnv, store: DynamoStore
+) -> None:
+    ordered = many(store, 6)
+    put_legacy(env, legacy_item("old-1", START + 3.5))
+
+    # WHEN the recovery sweep's upgrade runs, twice
+    moved = [store.upgrade_listing(), store.upgrade_listing()]
+
+    # THEN it moved once, to its by_created shard, and still lists once, in its place
+    item = table_item(env, "old-1")
+    assert moved == [1, 0]
+    assert item["lpk"]["S"] == f"{WORKFLOW}#{index_shard('old-1', SHARDS)}"
+    assert item["lsk"]["S"] == created_sort_key(START + 3.5, "old-1")
+    assert not {"gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"} & set(item)
+    assert walk(store, 3)[0] == newest_first(
+        {i: created_sort_key(created(int(i[2:])), i) for i in ordered}
+        | {"old-1": created_sort_key(START + 3.5, "old-1")}
+    )
 
 
 def test_a_finished_instance_written_before_sharding_stays_listed(

@@ -66,10 +66,10 @@ def test_a_day_of_sleep_is_counted_call_by_call() -> None:
     )
     assert len(run.invocations) == 2
     assert run.meter.write_units == 6
-    # every instance-item write rewrites both whole-item indexes and moves its due time: a
-    # status or due-time change is a delete and a put in the index (create 3, leases and the
-    # wait 5 each, the end 4)
-    assert run.meter.index_write_units == 3 + 5 + 5 + 5 + 4
+    # by_created is written at the creation and rewritten in place at each status change (its
+    # key never moves); by_due's key moves at each lease and the wait (a delete and a put) and
+    # leaves at the end: create 1 + 1, leases and the wait 1 + 2 each, the end 1 + 1
+    assert run.meter.index_write_units == 2 + 3 + 3 + 3 + 2
 
 
 def test_every_price_says_where_it_is_published_and_none_is_guessed() -> None:

@@ -29,6 +29,7 @@ ADAPTER_SERVICES = {
     "aws/reaper.py": "dynamodb",
     "aws/firings.py": "dynamodb",
     "aws/deletes.py": "dynamodb",
+    "aws/instance_listing.py": "dynamodb",
 }
 # Adapters outside the engine: the client and the runner never reach them, only the entrypoint
 # that wires them (LifecycleEventsFunction's publisher).
@@ -45,6 +46,7 @@ COMPONENTS = {
     "recurring": ("aws/recurring.py", "RecurringSchedules"),  # the sweep's reconciliation
     "slots": ("engine/slots.py", "SlotGate"),  # InstanceService.slots, Runner.slots
     "slot_items": ("aws/slots.py", "DynamoSlots"),  # SlotGate.slot_items (DynamoStore.slots)
+    "listing_indexes": ("aws/instance_listing.py", "ListingIndexes"),  # DynamoStore's
     "reaper": ("aws/reaper.py", "ExpiredInstanceReaper"),  # the sweep's stream records
     "firings": ("engine/firing_recovery.py", "FiringRecovery"),  # the sweep's lost firings
     "ledger": ("aws/firings.py", "DynamoFiringLedger"),  # FiringRecovery.ledger

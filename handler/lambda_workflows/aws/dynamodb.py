@@ -50,8 +50,9 @@ from lambda_workflows.engine.usage import schedules_in
 from . import items as it
 from .child_writes import ChildWrites
 from .errors import error_code, translate
+from .instance_listing import ListingIndexes
 from .journal_writes import off_loop
-from .listing import START, in_threads, merged_page, one_by_one, payload_of, position_of
+from .listing import START, in_threads, one_by_one, payload_of, position_of
 from .shards import INDEX_SHARDS, Listing
 
 if TYPE_CHECKING:
@@ -95,6 +96,9 @@ class DynamoStore:
         index_shards: shards of each listing index key (see :mod:`lambda_workflows.aws.shards`: it
             may grow between deployments, never shrink). A listing queries the shards at
             the same time unless ``parallel_writes`` is False (then in order).
+        legacy_listing: a listing also reads the legacy ``by_workflow`` index, and the sweep
+            moves items off it (see :mod:`lambda_workflows.aws.shards`); False once the
+            stack dropped it (docs/deploy.md).
     """
 
     def __init__(
@@ -105,8 +109,10 @@ class DynamoStore:
         *,
         parallel_writes: bool = True,
         index_shards: int = INDEX_SHARDS,
+        legacy_listing: bool = True,
     ) -> None:
         self.client = client
+        self.legacy_listing = legacy_listing
         self.table = table
         self.clock = clock
         self.parallel_writes = parallel_writes
@@ -326,54 +332,32 @@ class DynamoStore:
         limit: int = 50,
     ) -> InstancePage:
         """A merge of the listing's shards, newest first (see :mod:`lambda_workflows.aws.listing`
-        for the cursor and what a page costs: one Query per shard not yet exhausted, and a
-        few to top up a shard holding more than its share of the page)."""
-        listing = Listing(workflow, None if status is None else status.value)
+        for the cursor and :mod:`lambda_workflows.aws.instance_listing` for what a page costs:
+        one Query per shard not yet exhausted, a few to top up a shard holding more than its
+        share of the page, and one BatchGetItem for the page's items)."""
+        listing = Listing(workflow, None if status is None else status.value, self.legacy_listing)
         position = START
         if cursor:
             # the signature is checked before the cursor is parsed; its shape after
             position = position_of(_boundary(lambda: self.cursors.verify(cursor)), listing)
-        partitions = listing.partitions(self.index_shards)
-
-        def query(partition: int, start: dict[str, Any] | None, limit: int) -> Any:
-            page = self._index_query(listing, partitions[partition], position.after, start, limit)
-            return page.get("Items", []), page.get("LastEvaluatedKey")
-
-        items, after = merged_page(
-            query, len(partitions), position, limit, listing.sort_key, self._together
-        )
+        items, after = self.listing_indexes.page(listing, position, limit, self._together)
         records = [it.instance_record(i) for i in items]
         if after is None:
             return InstancePage(records, None)
         payload = payload_of(listing, after)
         return InstancePage(records, _boundary(lambda: self.cursors.sign(payload)))
 
-    def _index_query(
-        self,
-        listing: Listing,
-        partition: str,
-        below: str | None,
-        start: dict[str, Any] | None,
-        limit: int,
-    ) -> Any:
-        """One newest-first Query of one listing partition, of what sorts below ``below``."""
-        condition = f"{listing.key} = :v"
-        values = {":v": it.s(partition)}
-        if below is not None:
-            # below the last instance the previous page returned: the order is total
-            condition += f" AND {listing.sort_key} < :below"
-            values[":below"] = it.s(below)
-        query: dict[str, Any] = {
-            "TableName": self.table,
-            "IndexName": listing.index,
-            "KeyConditionExpression": condition,
-            "ExpressionAttributeValues": values,
-            "ScanIndexForward": False,
-            "Limit": limit,
-        }
-        if start is not None:
-            query["ExclusiveStartKey"] = start
-        return _boundary(lambda: self.client.query(**query))
+    def upgrade_listing(self, limit: int = 1000) -> int:
+        """Move up to ``limit`` instance items off the legacy listing indexes (the recovery
+        sweep: see :mod:`lambda_workflows.aws.instance_listing`)."""
+        if not self.legacy_listing:
+            return 0
+        return self.listing_indexes.upgrade_legacy(limit)
+
+    @functools.cached_property
+    def listing_indexes(self) -> ListingIndexes:
+        """The listing indexes (see :mod:`lambda_workflows.aws.instance_listing`)."""
+        return ListingIndexes(self.client, self.table, self.index_shards)
 
     def _together(self, calls: list[Callable[[], T]]) -> list[T]:
         """Independent reads (a Query per shard) at the same time, or in order when the store
@@ -639,9 +623,7 @@ class DynamoStore:
     def update(
         self, ref: InstanceRef, expected_version: int, change: Change
     ) -> InstanceRecord | None:
-        parts = it.change_update(
-            ref, change, expected_version + 1, self.clock.time(), self.index_shards
-        )
+        parts = it.change_update(ref, change, expected_version + 1, self.clock.time())
         parts.names["#version"] = "version"
         # what it used, in this same write (see lambda_workflows.engine.usage)
         parts.add("item_writes", 1 + len(parts.chunks))
@@ -687,7 +669,6 @@ class DynamoStore:
             ":now": it.n(now),
             ":one": it.n(1),
             ":running": it.s(InstanceStatus.RUNNING.value),
-            **_running_listing_keys(ref, self.index_shards),
             ":shard": it.s(due_shard(ref)),
             **{f":s{i}": it.s(s.value) for i, s in enumerate(_LEASED_TO_RUN)},
         }
@@ -710,7 +691,7 @@ class DynamoStore:
         attempt = {
             "TableName": self.table,
             "Key": self._key(ref, it.INSTANCE_SK),
-            "UpdateExpression": base + ", #s = :running, gsi1pk = :gsi1pk, gsi2pk = :gsi2pk",
+            "UpdateExpression": base + ", #s = :running",
             "ConditionExpression": f"#s IN (:s0, :s1, :s2) AND {free}",
             "ExpressionAttributeNames": {"#s": "status"},
             "ExpressionAttributeValues": values,
@@ -736,9 +717,7 @@ class DynamoStore:
             "UpdateExpression": base,
             "ConditionExpression": f"#s = :wfp AND {free}",
             "ExpressionAttributeValues": {
-                k: v
-                for k, v in values.items()
-                if k not in (":running", ":gsi1pk", ":gsi2pk", ":s0", ":s1", ":s2")
+                k: v for k, v in values.items() if k not in (":running", ":s0", ":s1", ":s2")
             }
             | {":wfp": it.s(InstanceStatus.WAITING_FOR_PAUSE.value)},
         }
@@ -881,14 +860,6 @@ def _boundary_raw(call: Callable[[], T]) -> T:
         raise translate(exc, "DynamoDB") from exc
     except BotoCoreError as exc:
         raise translate(exc, "DynamoDB") from exc
-
-
-def _running_listing_keys(ref: InstanceRef, shards: int) -> dict[str, Any]:
-    """``:gsi1pk`` and ``:gsi2pk`` of a lease's status change to running: the listing keys
-    move to the running partition (and those of an item written before sharding, to its
-    shard; see lambda_workflows.aws.shards)."""
-    keys = it.listing_keys(ref, InstanceStatus.RUNNING, shards)
-    return {f":{key}": it.s(partition) for key, partition in keys.items()}
 
 
 def _not_found(ref: InstanceRef) -> InstanceNotFound:

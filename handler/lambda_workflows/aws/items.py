@@ -11,18 +11,21 @@ Key schema (table keys ``pk`` / ``sk``, strings)::
     sk = "I\\x1dcoutput<nn>"              a chunk of an instance's large output (its params'
                                           chunks are "I\\x1dc<nn>": both can be large at once)
 
-So "load an instance's whole journal" is one Query on ``pk``. Two sparse GSIs list instances
-(only the instance item carries their keys):
+So "load an instance's whole journal" is one Query on ``pk``. Two sparse GSIs index instance
+items (only the instance item carries their keys):
 
-    by_status:   gsi1pk = "<workflow>#<status>#<shard>", gsi1sk = "<created, 17 digits>#<id>"
-    by_workflow: gsi2pk = "<workflow>#<shard>",          gsi2sk = "<created, 17 digits>#<id>"
-    by_due:      due_shard = "due#<n>",                  due_at (number)    (keys only)
+    by_created:  lpk = "<workflow>#<shard>",   lsk = "<created, 17 digits>#<id>"  (+ status)
+    by_due:      due_shard = "due#<n>",        due_at (number)                    (keys only)
                  (also "deleted#<n>": deletes still owed a cleanup; "reaping": the reaper's
                  parked partitions, see lambda_workflows.aws.reaper)
 
-The listing keys are spread over shards (a stable hash of the id, see
-:mod:`lambda_workflows.aws.shards`: why, how many, and how items written before sharding are still
-listed); a listing merges its shards (:mod:`lambda_workflows.aws.listing`).
+``by_created`` lists instances: its keys are written once, at creation, and never move; it
+projects the status only, so the index is written when the status changes (one small entry
+rewritten in place), never by a lease, a renewal or a due time. A listing filters on that
+status and reads the page's items with one BatchGetItem. Its keys are spread over shards (a
+stable hash of the id, see :mod:`lambda_workflows.aws.shards`: why, how many, and how items
+written under the two listing indexes before it are still listed and moved to it); a
+listing merges its shards (:mod:`lambda_workflows.aws.listing`).
 
 ``by_due`` is the recovery sweep's index (see :mod:`lambda_workflows.engine.recovery`): only
 instances that are neither finished nor paused carry ``due_at``.
@@ -78,7 +81,7 @@ from lambda_workflows.engine.model import (
 from lambda_workflows.engine.recovery import due_shard
 from lambda_workflows.engine.transitions import Change
 
-from .shards import INDEX_SHARDS, index_shard, status_partition, workflow_partition
+from .shards import INDEX_SHARDS, created_partition, index_shard
 
 Item = dict[str, Any]
 
@@ -317,10 +320,9 @@ def instance_item(record: InstanceRecord, shards: int = INDEX_SHARDS) -> tuple[I
         "version": n(record.version),
         "generation": n(record.generation),
         "created_at": n(record.created_at),
-        "gsi1pk": s(status_partition(record.workflow, record.status.value, shard)),
-        "gsi1sk": s(created_sort_key(record.created_at, record.id)),
-        "gsi2pk": s(workflow_partition(record.workflow, shard)),
-        "gsi2sk": s(created_sort_key(record.created_at, record.id)),
+        # its listing keys, written once: a write of the item never moves them
+        "lpk": s(created_partition(record.workflow, shard)),
+        "lsk": s(created_sort_key(record.created_at, record.id)),
     }
     put_optional(
         item,
@@ -584,11 +586,9 @@ _REMOVED_WITH = {
 }
 
 
-def change_update(
-    ref: InstanceRef, change: Change, version: int, now: float, shards: int = INDEX_SHARDS
-) -> ItemUpdate:
+def change_update(ref: InstanceRef, change: Change, version: int, now: float) -> ItemUpdate:
     """The update that writes ``change`` to an instance item and moves it to ``version``
-    (a status change also sets both listing keys, in the instance's shard of ``shards``)."""
+    (its listing keys were written at its creation and stay: see the module docstring)."""
     update = ItemUpdate()
     update.set("version", n(version))
     for name, value in change.values().items():
@@ -605,21 +605,7 @@ def change_update(
             update.set(name, _attribute(name, value))
             if name == "due_at":
                 update.set("due_shard", s(due_shard(ref)))
-            elif name == "status":
-                for key, partition in listing_keys(ref, InstanceStatus(value), shards).items():
-                    update.set(key, s(partition))
     return update
-
-
-def listing_keys(ref: InstanceRef, status: InstanceStatus, shards: int) -> dict[str, str]:
-    """The listing index keys of an instance with ``status``. Written on every status change,
-    ``gsi2pk`` too (its value only changes for an item written before sharding: that is how
-    such an item moves to its shard)."""
-    shard = index_shard(ref.id, shards)
-    return {
-        "gsi1pk": status_partition(ref.workflow, status.value, shard),
-        "gsi2pk": workflow_partition(ref.workflow, shard),
-    }
 
 
 def _attribute(name: str, value: Any) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """A page of a sharded listing: the merge of its partitions, newest first, and its cursor.
 
-A listing (:class:`lambda_workflows.aws.shards.Listing`) reads K + 1 partition keys (the legacy key
-and K shards). Every partition is sorted by creation time then id (the index's sort key,
+A listing (:class:`lambda_workflows.aws.shards.Listing`) reads K partition keys of
+``by_created`` (and, while a stack upgrades, the K + 1 of the legacy ``by_workflow``). Every
+partition is sorted by creation time then id (the index's sort key,
 unique within a workflow), so the merge of their newest-first Queries is the workflow's
 newest-first order, the same order a single partition gave before sharding.
 
@@ -159,7 +160,13 @@ def payload_of(listing: Listing, position: Position) -> dict[str, Any]:
         "after": position.after,
         # the partitions known exhausted, as a bit mask (bit 0: the legacy key)
         "done": sum(1 << p for p in position.done),
+        # which partitions the numbers in "done" name: a cursor of another layout is refused
+        "layout": _layout(listing),
     }
+
+
+def _layout(listing: Listing) -> str:
+    return "created+legacy" if listing.legacy else "created"
 
 
 def position_of(payload: Any, listing: Listing) -> Position:
@@ -174,7 +181,7 @@ def position_of(payload: Any, listing: Listing) -> Position:
     """
     if not (
         isinstance(payload, dict)
-        and set(payload) == {"w", "s", "after", "done"}
+        and set(payload) == {"w", "s", "after", "done", "layout"}
         and isinstance(payload["w"], str)
         and (payload["s"] is None or isinstance(payload["s"], str))
         and isinstance(payload["after"], str)
@@ -186,10 +193,14 @@ def position_of(payload: Any, listing: Listing) -> Position:
             "cursor is not valid: pass back, unchanged, the cursor of the previous page of the "
             "same listing, or start again without one"
         )
-    if (payload["w"], payload["s"]) != (listing.workflow, listing.status):
+    if (payload["w"], payload["s"], payload["layout"]) != (
+        listing.workflow,
+        listing.status,
+        _layout(listing),
+    ):
         raise InvalidInput(
-            "cursor belongs to another listing (another workflow or status filter); list again "
-            "without it"
+            "cursor belongs to another listing (another workflow or status filter, or the "
+            "stack's listing before an upgrade); list again without it"
         )
     mask: int = payload["done"]
     done = frozenset(p for p in range(mask.bit_length()) if mask >> p & 1)

@@ -1,45 +1,38 @@
 """Write-sharded index keys: no index partition takes every write of a busy workflow.
 
-The listing indexes ``by_status`` and ``by_workflow`` (see :mod:`lambda_workflows.aws.items`)
-project whole instance items, so *every* write of an instance item is also a write to its index
-partition, and a status change is two (out of the old status's partition, into the new one's).
-One partition takes about 1,000 writes per second, and a throttled index throttles the table's
-own writes. With one key per workflow (``"<workflow>"``) or per workflow and status, a single
-busy workflow tops out at a few hundred instances per second, whatever the account pays.
+The listing index ``by_created`` (see :mod:`lambda_workflows.aws.items`) has one entry per
+instance item, keyed by its workflow and shard, sorted by creation time; it projects the keys
+and the status only, so an instance item's write touches the index only when the status
+changes (one small entry rewritten in place: its key never moves). One partition takes about
+1,000 writes per second, and a throttled index throttles the table's own writes. With one key
+per workflow, a single busy workflow tops out at a few hundred instances per second, whatever
+the account pays. So each key is spread over :data:`INDEX_SHARDS` shards::
 
-So each key is spread over :data:`INDEX_SHARDS` shards::
-
-    by_status:   gsi1pk = "<workflow>#<status>#<shard>"
-    by_workflow: gsi2pk = "<workflow>#<shard>"
+    by_created:  lpk = "<workflow>#<shard>",  lsk = "<created, 17 digits>#<id>"
     shard = crc32(<instance id>) mod INDEX_SHARDS
 
-The shard is a stable hash of the instance's id, so all of an instance's writes, and its status
-changes, stay in one shard.
+The shard is a stable hash of the instance's id, so all of an instance's writes stay in one
+shard.
 
-**Why 32.** The target is 10,000 instance transitions per second in one workflow (a create, a
-lease, a wait, a finish: every status change is one). An instance that sleeps once goes through
-five transitions (queued, running, waiting, running, complete) in seven writes of its instance
-item (the create, two leases, two lease renewals before its steps, the wait, the finish): 1.4
-item writes per transition, so ``by_workflow`` takes 14,000 writes per second, and the busiest
-``by_status`` partition (``running``: in, out, and every renewal) about 12,000. At 1,000
-writes per second per partition that needs at least 14 shards; 32 (a power of two) puts the
-mean at ~440 writes per second per shard, under half the limit, which leaves room for the
-hash's unevenness and for bursts (``make bench`` runs ``bench/heat_bench.py``, which measures
-it on the real store: see docs/architecture.md). An index write costs a write unit per KB of
-the item: a workflow whose instance items are several KB (large params inline) fills a
-partition sooner and wants a larger K.
+**Why 32.** The target is 10,000 instance transitions per second in one workflow (every status
+change is one, and is one write of the index entry; a creation is one more). That is at most
+10,000 index writes per second for the workflow: at 1,000 writes per second per partition
+that needs at least 10 shards; 32 (a power of two) puts the mean at ~310 writes per second
+per shard, under a third of the limit, which leaves room for the hash's unevenness and for
+bursts (``make bench`` runs ``bench/heat_bench.py``, which measures it on the real store: see
+docs/architecture.md).
 
 **K may grow, never shrink.** Readers ask every shard below K, so items written under a smaller
-K (shard < old K) are still found; an item moves to its new shard at its next status change.
+K (shard < old K) are still found.
 
-**Legacy keys.** Items written before sharding carry the unsharded keys (``"<workflow>#<status>"``,
-``"<workflow>"``). A listing and a count ask that key too, as one more partition
-(:func:`Listing.partitions`: it comes first, so the other partitions' numbers do not move when
-K grows), and an item's keys are rewritten to its shard at its next status change. Finished
-legacy items are never rewritten: they are listed from the legacy key until their TTL expires
-them (see :mod:`lambda_workflows.aws.items`); then that partition is empty and costs one Query that
-returns nothing on a listing's first page. The recovery sweep reads the ``by_due`` index, which
-was sharded from the start, so legacy items are swept like any other.
+**The legacy indexes.** Until 2026-12-05 two indexes listed instances, each projecting the
+whole item: ``by_status`` (``gsi1pk = "<workflow>#<status>#<shard>"``) and ``by_workflow``
+(``gsi2pk = "<workflow>#<shard>"``, before sharding ``"<workflow>"``; ``gsi2sk`` sorts like
+``lsk``). Items written then still carry those keys until the recovery sweep moves them to
+``by_created`` (:meth:`lambda_workflows.aws.dynamodb.DynamoStore.upgrade_listing`: the same
+sort key, one conditional write per item). Meanwhile a listing also reads ``by_workflow``'s
+partitions (:meth:`Listing.partitions`), so no instance goes missing from a listing while
+the stack upgrades; ``by_status`` is read by nothing. See docs/deploy.md for the upgrade.
 """
 
 from __future__ import annotations
@@ -52,9 +45,10 @@ __all__ = [
     "INDEX_SHARDS",
     "LOCAL_INDEX_SHARDS",
     "Listing",
+    "Partition",
+    "created_partition",
     "index_shard",
-    "status_partition",
-    "workflow_partition",
+    "legacy_partition",
 ]
 
 INDEX_SHARDS = 32
@@ -74,47 +68,51 @@ def index_shard(instance_id: str, shards: int) -> int:
     return zlib.crc32(instance_id.encode()) % shards
 
 
-def status_partition(workflow: str, status: str, shard: int | None) -> str:
-    """The ``by_status`` key of a workflow's instances with ``status`` in ``shard`` (None: the
-    key items had before sharding)."""
-    legacy = f"{workflow}#{status}"
-    return legacy if shard is None else f"{legacy}#{shard}"
+def created_partition(workflow: str, shard: int) -> str:
+    """The ``by_created`` key of a workflow's instances in ``shard``."""
+    return f"{workflow}#{shard}"
 
 
-def workflow_partition(workflow: str, shard: int | None) -> str:
-    """The ``by_workflow`` key of a workflow's instances in ``shard`` (None: the legacy key)."""
+def legacy_partition(workflow: str, shard: int | None) -> str:
+    """The legacy ``by_workflow`` key of a workflow's instances in ``shard`` (None: the key
+    items had before sharding)."""
     return workflow if shard is None else f"{workflow}#{shard}"
+
+
+@immutable
+class Partition:
+    """One index partition a listing reads: the index, its key and sort key attributes, and
+    the partition key's value."""
+
+    index: str
+    key: str
+    sort_key: str
+    value: str
 
 
 @immutable
 class Listing:
     """One listing of a workflow's instances (all of them, or those with one status): the
-    index it reads and the partition keys it merges."""
+    partitions it merges. A status is a filter on the entries read (every index a listing
+    reads projects the status): no index is keyed by status, so a status change never moves
+    an entry."""
 
     workflow: str
-    status: str | None  # None: every status (by_workflow)
+    status: str | None  # None: every status
+    legacy: bool = True  # also read the legacy by_workflow index (see the module docstring)
 
-    @property
-    def index(self) -> str:
-        return "by_workflow" if self.status is None else "by_status"
+    def partitions(self, shards: int) -> list[Partition]:
+        """Every partition to read, numbered so that a partition's number in a cursor keeps
+        its meaning when K grows: the legacy unsharded key first, then for each shard its
+        ``by_created`` partition and its legacy one."""
+        found = [self._legacy(None)] if self.legacy else []
+        for shard in range(shards):
+            found.append(
+                Partition("by_created", "lpk", "lsk", created_partition(self.workflow, shard))
+            )
+            if self.legacy:
+                found.append(self._legacy(shard))
+        return found
 
-    @property
-    def key(self) -> str:
-        """The index's partition key attribute."""
-        return "gsi2pk" if self.status is None else "gsi1pk"
-
-    @property
-    def sort_key(self) -> str:
-        """The index's sort key attribute (creation time, then id: unique in a workflow)."""
-        return "gsi2sk" if self.status is None else "gsi1sk"
-
-    def partition(self, shard: int | None) -> str:
-        """The key of ``shard`` (None: the legacy key)."""
-        if self.status is None:
-            return workflow_partition(self.workflow, shard)
-        return status_partition(self.workflow, self.status, shard)
-
-    def partitions(self, shards: int) -> list[str]:
-        """Every key to read: the legacy key first, then shards 0 to ``shards - 1`` (so a
-        partition's number in a cursor keeps its meaning when K grows)."""
-        return [self.partition(None), *(self.partition(i) for i in range(shards))]
+    def _legacy(self, shard: int | None) -> Partition:
+        return Partition("by_workflow", "gsi2pk", "gsi2sk", legacy_partition(self.workflow, shard))

@@ -243,6 +243,9 @@ class MemoryStore:
     def finish_deletes(self, before: float, limit: int = 1000) -> int:
         return 0
 
+    def upgrade_listing(self, limit: int = 1000) -> int:
+        return 0  # one layout only
+
     def acquire_lease(
         self,
         ref: InstanceRef,

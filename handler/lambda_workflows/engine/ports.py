@@ -193,6 +193,12 @@ class InstanceStore(Protocol):
         """
         ...
 
+    def upgrade_listing(self, limit: int = 1000) -> int:
+        """Move up to ``limit`` instances written under an earlier listing layout to the
+        current one (the recovery sweep; a store with one layout only returns 0). Returns how
+        many moved."""
+        ...
+
     def acquire_lease(
         self,
         ref: InstanceRef,

@@ -791,14 +791,27 @@ class InstanceService:
 
         Workflows with a concurrency limit also get their free slots, and those of runners
         that died, handed to their waiting instances (see :mod:`lambda_workflows.engine.slots`);
-        those count too. Deletes still owed a cleanup are completed (not counted).
+        those count too. Deletes still owed a cleanup are completed, and instances written
+        under an earlier listing layout moved to the current one (neither counted).
         """
         overdue = self.store.overdue(self.clock.time() - SWEEP_MARGIN, limit)
         refs = [ref for ref in overdue if ref.workflow in self.workflows]
         self.queue.send_many(refs)
         granted = self.slots.reconcile() if self.slots is not None else 0
         self._finish_deletes(limit)
+        self._upgrade_listing(limit)
         return len(refs) + granted
+
+    def _upgrade_listing(self, limit: int) -> None:
+        """Move instances written under an earlier listing layout to the current one (see
+        docs/deploy.md). A failure is logged: the next sweep moves them."""
+        try:
+            moved = self.store.upgrade_listing(limit)
+        except InfrastructureError as exc:
+            log.warning("instances not moved to the current listing index (%s); next sweep", exc)
+            return
+        if moved:
+            log.info("moved %d instance(s) to the current listing index", moved)
 
     def _finish_deletes(self, limit: int) -> None:
         """Complete the deletes still owed a cleanup (see :mod:`lambda_workflows.engine.deletion`),

@@ -1,0 +1,210 @@
+"""Reading a listing page from the indexes, and moving items off the legacy listing indexes.
+
+A listing (:class:`lambda_workflows.aws.shards.Listing`) reads the ``by_created`` partitions of
+its workflow (keys and status only) and, while a stack upgrades, the legacy ``by_workflow``
+partitions (whole items). A status is a filter on what each Query reads: entries of other
+statuses are read and dropped by DynamoDB, about 100 bytes each in ``by_created``, so a filtered
+Query evaluates at least :data:`FILTERED_READ` entries (a few read units) to find its share of
+the page. The page's own items are then read whole with one BatchGetItem (up to 100 keys; a
+page of 25 is one call), so a page costs one round trip of Queries (sent together) and one
+BatchGetItem, where the whole-item indexes cost the Queries alone.
+
+:meth:`ListingIndexes.upgrade_legacy` is the recovery sweep's part of the upgrade
+(docs/deploy.md): each sweep moves up to a budget of items from the legacy indexes to
+``by_created``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from lambda_workflows.engine.errors import StorageError
+
+from . import items as it
+from .errors import error_code, translate
+from .listing import Position, Together, merged_page
+from .shards import Listing, Partition, created_partition, index_shard
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+__all__ = ["FILTERED_READ", "ListingIndexes"]
+
+Item = dict[str, Any]
+
+FILTERED_READ = 200
+"""Entries a Query with a status filter evaluates at least (Limit counts entries read, not
+entries returned): about 20 KB of ``by_created`` entries, a few read units."""
+
+LEGACY_INDEX = "by_workflow"  # the legacy listing index a listing still reads
+
+_BATCH_GET = 100  # BatchGetItem's limit per call
+_BATCH_TRIES = 8  # calls before unprocessed keys are given up on (an error, never a short page)
+
+
+def _call(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except (ClientError, BotoCoreError) as exc:
+        raise translate(exc, "DynamoDB") from exc
+
+
+class ListingIndexes:
+    """The listing indexes of one table: reads a listing's pages, moves items off the legacy
+    indexes (see the module docstring)."""
+
+    def __init__(self, client: DynamoDBClient, table: str, shards: int) -> None:
+        self.client = client
+        self.table = table
+        self.shards = shards
+        self.legacy_gone = False  # the legacy index was found dropped (after the upgrade)
+
+    def page(
+        self, listing: Listing, position: Position, limit: int, together: Together[Any]
+    ) -> tuple[list[Item], Position | None]:
+        """The next ``limit`` instance items of ``listing``, newest first, whole, and where the
+        page after starts (None: there is none)."""
+        partitions = listing.partitions(self.shards)
+
+        def query(number: int, start: Item | None, asked: int) -> tuple[list[Item], Item | None]:
+            found = self._query(partitions[number], listing.status, position.after, start, asked)
+            return found.get("Items", []), found.get("LastEvaluatedKey")
+
+        entries, after = merged_page(query, len(partitions), position, limit, "lsk", together)
+        return self._whole(entries), after
+
+    def _query(
+        self,
+        partition: Partition,
+        status: str | None,
+        below: str | None,
+        start: Item | None,
+        limit: int,
+    ) -> Any:
+        """One newest-first Query of one partition, of what sorts below ``below``."""
+        condition = f"{partition.key} = :v"
+        values: Item = {":v": it.s(partition.value)}
+        if below is not None:
+            # below the last instance the previous page returned: the order is total
+            condition += f" AND {partition.sort_key} < :below"
+            values[":below"] = it.s(below)
+        query: Item = {
+            "TableName": self.table,
+            "IndexName": partition.index,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+            "ScanIndexForward": False,
+            "Limit": limit,
+        }
+        if status is not None:
+            query["FilterExpression"] = "#status = :status"
+            query["ExpressionAttributeNames"] = {"#status": "status"}
+            values[":status"] = it.s(status)
+            query["Limit"] = max(limit, FILTERED_READ)
+        if start is not None:
+            query["ExclusiveStartKey"] = start
+        if partition.index == LEGACY_INDEX and self.legacy_gone:
+            return {}
+        try:
+            found = self.client.query(**query)
+        except ClientError as exc:
+            if partition.index == LEGACY_INDEX and _no_index(exc):
+                self.legacy_gone = True  # dropped after the upgrade: it holds nothing
+                return {}
+            raise translate(exc, "DynamoDB") from exc
+        except BotoCoreError as exc:
+            raise translate(exc, "DynamoDB") from exc
+        if partition.sort_key != "lsk":  # a legacy entry sorts by gsi2sk: the same value
+            for item in found.get("Items", []):
+                item["lsk"] = item[partition.sort_key]
+        return found
+
+    def _whole(self, entries: list[Item]) -> list[Item]:
+        """The items of ``entries``, in their order: ``by_created`` entries are read with
+        BatchGetItem (legacy entries are already whole). An item deleted since its entry was
+        read is left out."""
+        wanted = [e for e in entries if "version" not in e]
+        read: dict[tuple[str, str], Item] = {}
+        for i in range(0, len(wanted), _BATCH_GET):
+            keys = [{"pk": e["pk"], "sk": e["sk"]} for e in wanted[i : i + _BATCH_GET]]
+            for found in self._batch_get(keys):
+                read[found["pk"]["S"], found["sk"]["S"]] = found
+        whole = []
+        for entry in entries:
+            item = entry if "version" in entry else read.get((entry["pk"]["S"], entry["sk"]["S"]))
+            if item is not None and not it.is_deleted(item):
+                whole.append(item)
+        return whole
+
+    def _batch_get(self, keys: list[Item]) -> list[Item]:
+        found: list[Item] = []
+        asked: Item = {self.table: {"Keys": keys}}
+        for _ in range(_BATCH_TRIES):
+            answer = _call(lambda a=asked: self.client.batch_get_item(RequestItems=a))  # type: ignore[misc]
+            found.extend(answer.get("Responses", {}).get(self.table, []))
+            asked = answer.get("UnprocessedKeys") or {}
+            if not asked:
+                return found
+        raise StorageError(
+            f"DynamoDB left {len(asked.get(self.table, {}).get('Keys', []))} listed item(s) "
+            f"unread after {_BATCH_TRIES} BatchGetItem calls (throttled); list again shortly"
+        )
+
+    def upgrade_legacy(self, limit: int) -> int:
+        """Move up to ``limit`` instance items off the legacy listing indexes to ``by_created``;
+        return how many moved. Reads a page of the legacy ``by_workflow`` index (a Scan of a sparse
+        index reads only its entries; a moved item leaves it, so each sweep starts again from the
+        top) and writes each item once."""
+        if self.legacy_gone:
+            return 0
+        try:
+            page = self.client.scan(TableName=self.table, IndexName=LEGACY_INDEX, Limit=limit)
+        except ClientError as exc:
+            if _no_index(exc):
+                self.legacy_gone = True
+                return 0  # the legacy index is gone (dropped after the upgrade): nothing to move
+            raise translate(exc, "DynamoDB") from exc
+        except BotoCoreError as exc:
+            raise translate(exc, "DynamoDB") from exc
+        moved = 0
+        for entry in page.get("Items", []):
+            moved += self._move(entry)
+        return moved
+
+    def _move(self, entry: Item) -> int:
+        """Move one item to ``by_created``: 1, or 0 when it had left the legacy index already."""
+        shard = index_shard(entry["id"]["S"], self.shards)
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key={"pk": entry["pk"], "sk": entry["sk"]},
+                # the listing keys only: no other writer reads or writes them, so this needs no
+                # version; the sort key is the legacy one's value (the same format)
+                UpdateExpression=(
+                    "SET lpk = :lpk, lsk = gsi2sk REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk"
+                ),
+                # still on the legacy index: a copy of this entry read twice (an index is read
+                # eventually consistent) or an item deleted since (a tombstone has no listing
+                # keys) is left alone
+                ConditionExpression="attribute_exists(gsi2pk) AND attribute_exists(gsi2sk)",
+                ExpressionAttributeValues={
+                    ":lpk": it.s(created_partition(entry["workflow"]["S"], shard))
+                },
+            )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                return 0
+            raise translate(exc, "DynamoDB") from exc
+        except BotoCoreError as exc:
+            raise translate(exc, "DynamoDB") from exc
+        return 1
+
+
+def _no_index(exc: ClientError) -> bool:
+    """True when DynamoDB refused a read of an index the table does not have (a
+    ValidationException; moto says ResourceNotFoundException)."""
+    codes = ("ValidationException", "ResourceNotFoundException")
+    return error_code(exc) in codes and "index" in str(exc).lower()
