@@ -16,8 +16,9 @@ runtime's clients count every AWS call and read its parameters and answer
   deployment does not pay; billed per 1 ms at the RunnerFunction's MemorySize (template.yaml).
 
 What no hook can see is modelled, and said so: the SQS event source receives and deletes each
-work message (2 requests, BatchSize 1), a schedule firing is a Scheduler invocation and a
-SendMessage, an instance is created (and an event sent to it) through API Gateway and the
+work message (2 requests, BatchSize 1); a wake-up schedule's firing is a Scheduler invocation
+and the runner's Lambda request (its target is the RunnerFunction, asynchronous invoke: no SQS
+request), and one made before that upgrade, still targeting the work queue, a SendMessage too; an instance is created (and an event sent to it) through API Gateway and the
 ApiFunction (at its MemorySize; its duration is the instance API's call, timed the same way),
 each request billed at the price of the API template.yaml deploys by default (ApiType).
 Prices: bench/prices.py.
@@ -103,6 +104,7 @@ class Run:
 
     meter: Meter
     invocations: list[float] = field(default_factory=list)  # billed seconds of each
+    direct: int = 0  # of them, invoked by a wake-up schedule (no SQS message)
     api_calls: list[float] = field(default_factory=list)  # billed seconds of each API request
     reap_seconds: float = 0.0  # the reaper's work once the instance item expired
 
@@ -118,8 +120,8 @@ def measure(
     """Run one instance of ``workflow`` to its end and meter it.
 
     With ``approved_after``, the instance waits for an approval sent through the API that long
-    after it was created; then its wait's timeout passes too, as in a deployment, where the
-    timeout's schedule still fires once the instance has ended (a runner finds it finished).
+    after it was created; then its wait's timeout passes too (its schedule was deleted when the
+    event came: nothing fires).
     """
     with WorkflowTestEnv({"w": workflow}, backend="aws", settings=LAMBDA_RUNNER) as env:
         aws = env.aws
@@ -140,7 +142,7 @@ def measure(
             instance = env.get("w", instance_id)
             through_the_api(lambda: instance.send_event(type="approved", payload={"by": "ana"}))
             env.run_until_idle()
-            env.clock.advance(APPROVAL_TIMEOUT)  # the timeout's schedule fires, a day on
+            env.clock.advance(APPROVAL_TIMEOUT)  # a day on: the timeout's schedule is gone
             env.run_until_idle()
         meter.counting = False
         assert env.get("w", instance_id).status().status == "complete"
@@ -153,6 +155,7 @@ def _time_the_runner(aws: Any, run: Run) -> None:
     handler = aws._runner_handler
 
     def timed(event: Any, context: Any) -> Any:
+        run.direct += "Records" not in event  # a wake-up schedule's direct invocation
         start = run.meter.spent()
         try:
             return handler(event, context)
@@ -200,6 +203,7 @@ def bill(runs: list[Run], sleep_days: float = 0.0) -> tuple[Bill, dict[str, floa
         calls.update(run.meter.calls)
     mean = {op: count / n for op, count in calls.items()}
     invocations = sum(len(r.invocations) for r in runs) / n
+    direct = sum(r.direct for r in runs) / n  # invocations no SQS message carried
     runner_seconds = sum(sum(r.invocations) for r in runs) / n
     api_requests = sum(len(r.api_calls) for r in runs) / n
     api_seconds = sum(sum(r.api_calls) for r in runs) / n
@@ -214,6 +218,7 @@ def bill(runs: list[Run], sleep_days: float = 0.0) -> tuple[Bill, dict[str, floa
         "runner seconds": runner_seconds,
         "SQS requests": sum(v for k, v in mean.items() if k.startswith("sqs.")),
         "schedules": schedules,
+        "direct wake-ups": direct,
     }
     b = Bill()
     b.add(
@@ -225,8 +230,9 @@ def bill(runs: list[Run], sleep_days: float = 0.0) -> tuple[Bill, dict[str, floa
     gb_seconds = runner_seconds * RUNNER_GB + api_seconds * API_GB
     b.add("Lambda duration", gb_seconds * _each("lambda.arm64_gb_second"))
     # counted sends, plus (modelled) the event source's receive and delete of each message
-    # and the scheduler's send when a schedule fires
-    sqs = usage["SQS requests"] + 2 * invocations + schedules
+    # it delivered, and the scheduler's send for a schedule that targets the queue (one made
+    # before the direct wake-up); a schedule targeting the runner costs no SQS request
+    sqs = usage["SQS requests"] + 2 * (invocations - direct) + max(0.0, schedules - direct)
     b.add("SQS requests", sqs * _each("sqs.request"))
     b.add("Scheduler invocations", schedules * _each("scheduler.invocation"))
     b.add("API Gateway requests", api_requests * _each(api_price_key()))

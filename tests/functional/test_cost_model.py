@@ -89,6 +89,10 @@ def test_a_sleeping_day_is_billed_line_by_line_with_its_storage_after_it_ends() 
         * price("dynamodb.write_request_unit").each
     )
     assert bought.lines["Scheduler invocations"] == price("scheduler.invocation").each
+    # the creation's message is received and deleted by the event source; the schedule
+    # invokes the runner directly: no SQS request for the wake-up
+    assert usage["direct wake-ups"] == 1
+    assert bought.lines["SQS requests"] == pytest.approx((1 + 2) * price("sqs.request").each)
     assert bought.lines["DynamoDB storage"] > 0
     assert bought.total == pytest.approx(sum(bought.lines.values()))
     # once ended: every item kept RetentionDays, then TTL removes the instance item and the
@@ -123,29 +127,28 @@ def test_an_hour_waiting_for_an_event_is_counted_call_by_call() -> None:
     run = measure(Approval, "approval-test", approved_after=APPROVED_AFTER)
     # create (put, message); invocation 1: lease, load, the wait's entry, its timeout's
     # schedule, wait; the event an hour later, through the API (two reads, one transaction,
-    # the wake-up message); invocation 2: lease, load, the event's entry, end; invocation 3, a
-    # day after creation: the timeout's schedule fires (nothing deletes it) and the runner's
-    # lease, conditional on a live instance, finds it finished
+    # the wake-up message); invocation 2: lease, load, the event's entry, the timeout's
+    # schedule deleted (the event came first: it would fire for nothing), end. Nothing fires
+    # a day after creation.
     assert run.meter.calls == Counter(
         {
             "dynamodb.PutItem": 3,
-            "dynamodb.UpdateItem": 5,
+            "dynamodb.UpdateItem": 4,
             "dynamodb.Query": 2,
             "dynamodb.GetItem": 2,
             "dynamodb.TransactWriteItems": 1,
             "sqs.SendMessage": 2,
             "scheduler.CreateSchedule": 1,
+            "scheduler.DeleteSchedule": 1,
         }
     )
-    assert len(run.invocations) == 3
+    assert len(run.invocations) == 2
     assert len(run.api_calls) == 2  # the creation and the event, each an API request
 
     bought, usage = bill([run], sleep_days=1 / 24)
     assert usage["API requests"] == 2
     assert bought.lines["API Gateway requests"] == 2 * price(api_price_key()).each
-    assert bought.lines["Lambda requests"] == pytest.approx(5 * price("lambda.request").each)
-    assert bought.lines["Scheduler invocations"] == price("scheduler.invocation").each
-    # counted sends, the event source's receive and delete of 3 messages, the schedule's send
-    assert bought.lines["SQS requests"] == pytest.approx(
-        (2 + 2 * 3 + 1) * price("sqs.request").each
-    )
+    assert bought.lines["Lambda requests"] == pytest.approx(4 * price("lambda.request").each)
+    assert bought.lines["Scheduler invocations"] == 0  # the timeout's schedule never fired
+    # counted sends, the event source's receive and delete of 2 messages
+    assert bought.lines["SQS requests"] == pytest.approx((2 + 2 * 2) * price("sqs.request").each)

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.local.embedded import LambdaContext
 
 from .workflows_under_test import Lifecycle
 
@@ -32,21 +33,28 @@ def test_create_run_sleep_schedule_fire_wait_event_complete(aws_env: Any) -> Non
     assert detail["ScheduleExpression"] == "at(2025-01-01T01:00:00)"
     assert detail["ScheduleExpressionTimezone"] == "UTC"
     assert detail["ActionAfterCompletion"] == "DELETE"
-    assert detail["Target"]["Arn"] == aws.settings.work_queue_arn
-    assert detail["Target"]["RoleArn"] == aws.settings.scheduler_role_arn
-    assert json.loads(detail["Target"]["Input"]) == {
+    # its target is the runner itself (no SQS request on the way), retried by Scheduler for a
+    # day and dead-lettered to the work queue, where it becomes an ordinary work message
+    target = detail["Target"]
+    assert target["Arn"] == LambdaContext().invoked_function_arn
+    assert target["RoleArn"] == aws.settings.scheduler_role_arn
+    assert target["RetryPolicy"] == {"MaximumEventAgeInSeconds": 86400, "MaximumRetryAttempts": 185}
+    assert target["DeadLetterConfig"] == {"Arn": aws.settings.work_queue_arn}
+    assert json.loads(target["Input"]) == {
         "workflow": "lifecycle",
         "id": "order-1",
         "reason": "sleep",
+        "wake": {
+            "execution": "<aws.scheduler.execution-id>",
+            "attempt": "<aws.scheduler.attempt-number>",
+        },
     }
     assert aws.receive() == []  # nothing else to do until the schedule fires
 
-    # WHEN the schedule fires (moto never fires it: we call the runner with its input)
+    # WHEN the schedule fires (moto never fires it: the runner is called with its input)
     env.clock.set(schedule.at)
     assert aws.fire_due_schedules() == 1
-    [wake_up] = aws.receive()
-    assert json.loads(wake_up["Body"])["id"] == "order-1"
-    aws.invoke_runner([wake_up])
+    assert aws.receive() == []  # it invoked the runner: no work message
 
     # THEN the instance waits for the event (a timeout wake-up is scheduled a day later)
     assert inst.status().status == "waiting"
@@ -67,6 +75,8 @@ def test_create_run_sleep_schedule_fire_wait_event_complete(aws_env: Any) -> Non
         ("approval", "waitForEvent", "complete"),
     ]
     assert env.store.get(ref).lease_owner is None
+    # and the event-wait's timeout schedule was deleted: it would have fired for nothing
+    assert aws.schedules() == []
 
 
 def test_ttl_is_set_when_an_instance_finishes(aws_env: Any) -> None:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -69,6 +70,7 @@ from .replay import Completed, Failed, Outcome, Replay, RollBack, RolledBack, Su
 from .retention import Retention, retention_of
 from .slots import SlotGate
 from .transitions import (
+    KEEP,
     Change,
     EndRollback,
     Finish,
@@ -248,6 +250,8 @@ class Runner:
                 change = dataclasses.replace(change or Change(release=True), status_reason=None)
             if change is not None:  # a child's end reaches its parent first: engine.children
                 self.children.finishing(record, change)
+            if change is not None:
+                self._drop_stale_wake_up(record, change)
             updated = self.store.update(ref, record.version, change or Change(release=True))
             if updated is None:  # something arrived meanwhile: replay with it
                 state = self.store.load(ref)
@@ -270,6 +274,21 @@ class Runner:
         return AdvanceResult(
             state.record.status, self.settings.max_passes, suspended=SuspendReason.YIELD
         )
+
+    def _drop_stale_wake_up(self, record: InstanceRecord, change: Change) -> None:
+        """Delete the wake-up the instance waited for when it is still to come and ``change``
+        leaves it (the event came before its wait's timeout, the instance ends): it would fire
+        for nothing. Done before the write, while the lease keeps any other runner from
+        scheduling for this instance; if the write then fails, the replay that follows
+        schedules again whatever it still waits for. Best effort (see
+        :meth:`~lambda_workflows.engine.ports.WakeUpScheduler.unschedule`)."""
+        old, new = record.wake_at, change.wake_at
+        if old is None or old <= self.clock.time() or new is KEEP:
+            return
+        # wake-ups are kept to the second (schedule names): the same second is the same one
+        if isinstance(new, float) and math.ceil(new) == math.ceil(old):
+            return
+        self.scheduler.unschedule(record.ref, old)
 
     def _lease(self, ref: InstanceRef, holder: LeaseHolder) -> InstanceRecord | None:
         """The instance's lease for ``holder`` (through its concurrency slots, if limited)."""

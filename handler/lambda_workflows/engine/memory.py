@@ -458,6 +458,10 @@ class MemoryScheduler:
             self.scheduled += 1
             self._pending[(ref, at)] = ScheduledWakeUp(at, ref, reason)
 
+    def unschedule(self, ref: InstanceRef, at: float) -> None:
+        with self._lock:
+            self._pending.pop((ref, at), None)
+
     def cancel(self, ref: InstanceRef) -> None:
         with self._lock:
             for key in [k for k in self._pending if k[0] == ref]:

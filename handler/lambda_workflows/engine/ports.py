@@ -290,6 +290,13 @@ class WakeUpScheduler(Protocol):
         """
         ...
 
+    def unschedule(self, ref: InstanceRef, at: float) -> None:
+        """Drop the pending wake-up of ``ref`` at ``at``, if any (an event-wait's timeout once
+        the event came first, or the instance ended). Best effort, never raises: a wake-up
+        left behind finds nothing to do; a missing one would be a lost wake-up, so callers
+        drop only a wake-up the instance no longer waits for."""
+        ...
+
     def cancel(self, ref: InstanceRef) -> None:
         """Drop every pending wake-up of the instance (terminate, restart)."""
         ...

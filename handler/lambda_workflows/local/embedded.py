@@ -3,8 +3,10 @@ adapters and the real RunnerFunction handler driven by hand.
 
 moto stores EventBridge Scheduler schedules but never fires them, and honours SQS delays in
 real time; so wake-ups all go through schedules here (``sqs_max_delay=0``), and
-:meth:`EmbeddedAws.fire_due_schedules` fires the due ones itself — sending the schedule's input
-to the work queue and deleting it, as ``ActionAfterCompletion=DELETE`` would.
+:meth:`EmbeddedAws.fire_due_schedules` fires the due ones itself, by their target, and deletes
+them as ``ActionAfterCompletion=DELETE`` would: a wake-up targeting the RunnerFunction calls its
+real handler with the schedule's input (a Lambda invoke would need Docker here); one targeting
+the work queue (made before the direct wake-up) sends the input to the queue.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from lambda_workflows.aws.runtime import AwsRuntime, build_runtime
 from lambda_workflows.aws.settings import AwsSettings
 from lambda_workflows.aws.shards import LOCAL_INDEX_SHARDS
 from lambda_workflows.aws.sqs import parse_work_message, work_message
+from lambda_workflows.aws.wake_events import ATTEMPT_NUMBER, EXECUTION_ID
 from lambda_workflows.engine.advance import RunnerSettings, StatusListener
 from lambda_workflows.engine.clock import Clock
 from lambda_workflows.engine.entrypoint import WorkflowEntrypoint
@@ -41,6 +44,13 @@ class PendingSchedule:
     at: float
     ref: InstanceRef
     reason: str
+    target: str = ""  # the target's ARN: the runner (Lambda) or the work queue (SQS)
+    body: str = ""  # the target's input, as stored
+
+    @property
+    def invokes_lambda(self) -> bool:
+        """True when the schedule invokes a function rather than sending to a queue."""
+        return ":lambda:" in self.target
 
 
 class EmbeddedAws:
@@ -194,23 +204,57 @@ class EmbeddedAws:
                 at = datetime.fromisoformat(match.group(1)).replace(tzinfo=UTC).timestamp()
                 body = detail["Target"].get("Input", "{}")
                 reason = str(json.loads(body).get("reason", ""))
-                found.append(PendingSchedule(summary["Name"], at, parse_work_message(body), reason))
+                target = str(detail["Target"].get("Arn", ""))
+                found.append(
+                    PendingSchedule(
+                        summary["Name"], at, parse_work_message(body), reason, target, body
+                    )
+                )
         return sorted(found, key=lambda s: s.at)
 
-    def fire_due_schedules(self) -> int:
-        """Fire every schedule due at the clock's time: send its input, delete it."""
-        fired = 0
+    def due_schedules(self) -> list[PendingSchedule]:
+        """The schedules due at the clock's time, earliest first."""
         now = self.clock.time()
-        for schedule in self.schedules():
-            if schedule.at <= now:
-                self.fire(schedule)
-                fired += 1
-        return fired
+        return [s for s in self.schedules() if s.at <= now]
 
-    def fire(self, schedule: PendingSchedule) -> None:
-        """Fire ``schedule`` now: send its input, delete it."""
-        self.send(schedule.ref)
+    def fire_due_schedules(self) -> int:
+        """Fire every schedule due at the clock's time (see :meth:`fire`); how many fired."""
+        due = self.due_schedules()
+        for schedule in due:
+            self.fire(schedule)
+        return len(due)
+
+    def fire(self, schedule: PendingSchedule) -> BaseException | None:
+        """Fire ``schedule`` now, at its target, and delete it; what a direct invocation of
+        the runner failed with, if it did (see :meth:`invoke_wake_up`)."""
         self.scheduler.delete_schedule(Name=schedule.name, GroupName=self.settings.schedule_group)
+        if schedule.invokes_lambda:
+            return self.invoke_wake_up(scheduler_input(schedule.body))
+        self.sqs.send_message(QueueUrl=self.settings.work_queue_url, MessageBody=schedule.body)
+        return None
+
+    def invoke_wake_up(self, payload: dict[str, Any]) -> BaseException | None:
+        """An asynchronous invocation of the real RunnerFunction handler with ``payload``.
+
+        If it fails (raises, or dies as a crash does) the payload goes to the work queue
+        wrapped in Lambda's invocation record, as the function's OnFailure destination does
+        once Lambda's retries are spent; the exception is returned. Ctrl-C and ``SystemExit``
+        always propagate.
+        """
+        self.invocations += 1
+        try:
+            self._runner_handler(payload, LambdaContext())
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:
+            record = invocation_record(payload, self._runner_arn, type(exc).__name__)
+            self.sqs.send_message(QueueUrl=self.settings.work_queue_url, MessageBody=record)
+            return exc
+        return None
+
+    @property
+    def _runner_arn(self) -> str:
+        return LambdaContext().invoked_function_arn
 
 
 _MOTO_LOCK = threading.RLock()
@@ -253,6 +297,35 @@ class LambdaContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return self._remaining_ms
+
+
+def scheduler_input(body: str, attempt: int = 1) -> dict[str, Any]:
+    """A schedule's input as Scheduler delivers it: its context attributes filled in."""
+    filled = body.replace(EXECUTION_ID, uuid.uuid4().hex[:16]).replace(
+        ATTEMPT_NUMBER, str(attempt)
+    )
+    payload: dict[str, Any] = json.loads(filled)
+    return payload
+
+
+def invocation_record(payload: dict[str, Any], function_arn: str, error: str) -> str:
+    """The record Lambda sends to an OnFailure destination once an asynchronous invocation of
+    ``payload`` failed for good (its retries spent)."""
+    return json.dumps(
+        {
+            "version": "1.0",
+            "timestamp": datetime.now(UTC).isoformat(),
+            "requestContext": {
+                "requestId": uuid.uuid4().hex,
+                "functionArn": f"{function_arn}:$LATEST",
+                "condition": "RetriesExhausted",
+                "approximateInvokeCount": 3,
+            },
+            "requestPayload": payload,
+            "responseContext": {"statusCode": 200, "functionError": "Unhandled"},
+            "responsePayload": {"errorType": error},
+        }
+    )
 
 
 def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
