@@ -18,8 +18,9 @@ runtime's clients count every AWS call and read its parameters and answer
 What no hook can see is modelled, and said so: the SQS event source receives and deletes each
 work message (2 requests, BatchSize 1); a wake-up schedule's firing is a Scheduler invocation
 and the runner's Lambda request (its target is the RunnerFunction, asynchronous invoke: no SQS
-request), and one made before that upgrade, still targeting the work queue, a SendMessage too; an instance is created (and an event sent to it) through API Gateway and the
-ApiFunction (at its MemorySize; its duration is the instance API's call, timed the same way),
+request), and one made before that upgrade, still targeting the work queue, a SendMessage
+too; an instance is created (and an event sent to it) through API Gateway and the ApiFunction
+(at its MemorySize; its duration is the instance API's call, timed the same way),
 each request billed at the price of the API template.yaml deploys by default (ApiType).
 Prices: bench/prices.py.
 """

@@ -301,9 +301,7 @@ class LambdaContext:
 
 def scheduler_input(body: str, attempt: int = 1) -> dict[str, Any]:
     """A schedule's input as Scheduler delivers it: its context attributes filled in."""
-    filled = body.replace(EXECUTION_ID, uuid.uuid4().hex[:16]).replace(
-        ATTEMPT_NUMBER, str(attempt)
-    )
+    filled = body.replace(EXECUTION_ID, uuid.uuid4().hex[:16]).replace(ATTEMPT_NUMBER, str(attempt))
     payload: dict[str, Any] = json.loads(filled)
     return payload
 
