@@ -94,6 +94,11 @@ def collect() -> tuple[list[Statement], list[tuple[str, Any]]]:
     for kind in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
         for name, policy in resources_of_type(template, kind).items():
             statements += statements_of(policy["Properties"]["PolicyDocument"], name)
+    for policy in resources_of_type(template, "AWS::IAM::RolePolicy").values():
+        # an inline policy of its own, owned by the role it is part of
+        role = policy["Properties"]["RoleName"]
+        owner = role.get("Ref", str(role)) if isinstance(role, dict) else str(role)
+        statements += statements_of(policy["Properties"]["PolicyDocument"], owner)
     return statements, attached
 
 
@@ -220,6 +225,42 @@ def test_the_scheduler_role_can_only_be_assumed_by_this_accounts_scheduler() -> 
     assert statement["Action"] == "sts:AssumeRole"
     condition = statement["Condition"]
     assert condition["StringEquals"]["aws:SourceAccount"] == {"Ref": "AWS::AccountId"}
+
+
+RUNNER_ARN = {"Fn::GetAtt": ["RunnerFunction", "Arn"]}
+
+
+def test_only_the_scheduler_role_may_invoke_a_function_and_only_the_runner() -> None:
+    # wake-up schedules invoke RunnerFunction directly: the role Scheduler assumes may invoke
+    # it (any of its versions or aliases), and no other function; nothing else invokes one
+    invokers = [s for s in ALLOWS if any(a.startswith("lambda:") for a in s.actions)]
+    assert [s.owner for s in invokers] == ["SchedulerRole"]
+    (statement,) = invokers
+    assert statement.actions == ["lambda:InvokeFunction"]
+    assert statement.resources == [RUNNER_ARN, {"Fn::Sub": "${RunnerFunction.Arn}:*"}]
+
+
+def test_a_wake_up_the_runner_could_not_handle_goes_to_the_work_queue() -> None:
+    # GIVEN the runner's asynchronous invocations (the wake-up schedules')
+    runner = load_template()["Resources"]["RunnerFunction"]["Properties"]
+    config = runner["EventInvokeConfig"]
+    # THEN Lambda retries a failed one, then sends its record to the work queue
+    assert config["MaximumRetryAttempts"] >= 1
+    assert config["DestinationConfig"]["OnFailure"] == {
+        "Type": "SQS",
+        "Destination": {"Fn::GetAtt": ["WorkQueue", "Arn"]},
+    }
+    # and the runner itself may send there (Lambda sends as the function's role)
+    work_queue = {"Fn::GetAtt": ["WorkQueue", "Arn"]}
+    assert any(
+        s.owner == "RunnerFunction" and "sqs:SendMessage" in s.actions and work_queue in s.resources
+        for s in ALLOWS
+    )
+    # and the scheduler role may send there: the schedules' dead-letter queue
+    assert any(
+        s.owner == "SchedulerRole" and "sqs:SendMessage" in s.actions and work_queue in s.resources
+        for s in ALLOWS
+    )
 
 
 # --- each function holds what its code calls, and nothing else -----------------------------
