@@ -21,8 +21,10 @@ from collections import Counter
 from typing import Any
 
 from lambda_workflows.aws.runtime import set_runtime
+from lambda_workflows.aws.wake_events import LeaseHeldByThisWakeUp
 from lambda_workflows.engine.firing_recovery import FIRING_GRACE
 from lambda_workflows.engine.schedules import Schedule, firing_id, scheduled_time
+from lambda_workflows.local.embedded import invocation_record, scheduler_input
 from lambda_workflows.observability import metrics
 from lambda_workflows.testing import Crash
 
@@ -354,8 +356,29 @@ class Driver:
         now = self.world.clock.time()
         due = [s for s in self.world.schedules() if s.at <= now]
         for schedule in due:
-            self.world.fire(schedule)
+            if schedule.invokes_lambda:
+                self.world.forget_schedule(schedule)
+                self._wake(scheduler_input(schedule.body))
+            else:
+                self.world.fire(schedule)
         return bool(due)
+
+    def _wake(self, payload: dict[str, Any]) -> None:
+        """A wake-up schedule's asynchronous invocation of the runner. If it fails, its record
+        goes to the work queue (the runner's OnFailure destination, Lambda's retries spent)."""
+        self._invocations += 1
+        invocation = self.world.faults.begin("runner", bool(self._records))
+        try:
+            self._call(self._runner, lambdas.runner, payload, lambdas.context())
+        except (Crash, Exception) as exc:
+            if not invocation.faults and not isinstance(exc, LeaseHeldByThisWakeUp):
+                self.anomalies.append(f"a direct wake-up failed with no fault injected: {exc!r}")
+            arn = lambdas.context().invoked_function_arn
+            self.world.send(invocation_record(payload, arn, type(exc).__name__))
+        except BaseException as exc:
+            self.anomalies.append(f"exception escaped the runner handler: {exc!r}")
+        finally:
+            self.world.faults.end(invocation)
 
     def _fire_recurring(self) -> bool:
         """Send the recurring schedule's firings that came due in its window (a

@@ -92,6 +92,12 @@ class DueSchedule:
     name: str
     at: float
     body: str
+    target: str = ""  # the runner's ARN (a direct wake-up) or the work queue's
+
+    @property
+    def invokes_lambda(self) -> bool:
+        """True when Scheduler invokes the runner itself (no work message)."""
+        return ":lambda:" in self.target
 
 
 class World:
@@ -235,11 +241,17 @@ class World:
             if match is None:
                 continue
             at = datetime.fromisoformat(match.group(1)).replace(tzinfo=UTC).timestamp()
-            yield DueSchedule(schedule.name, at, schedule.target.get("Input", "{}"))
+            target = schedule.target
+            yield DueSchedule(schedule.name, at, target.get("Input", "{}"), target.get("Arn", ""))
 
     def fire(self, schedule: DueSchedule) -> None:
-        """What EventBridge Scheduler does at the due time: send the input, delete itself."""
+        """What EventBridge Scheduler does at the due time for a schedule that targets the
+        work queue (one made before the direct wake-up): send the input, delete itself."""
         self.send(schedule.body)
+        self.forget_schedule(schedule)
+
+    def forget_schedule(self, schedule: DueSchedule) -> None:
+        """Delete ``schedule`` (fired: ``ActionAfterCompletion=DELETE``)."""
         self._schedule_group().schedules.pop(schedule.name, None)
 
     def deploy_schedules(self) -> None:
