@@ -40,6 +40,7 @@ HORIZON = 7 * 86_400.0  # time never jumps further than this from the start: lat
 QUIESCE_STEP = 3_600.0  # first step: past any lease (960 s) and the sweep's grace; then doubled
 MAX_INVOCATIONS = 600
 FINISHED = {"complete", "errored", "terminated"}
+DIRECT = "direct wake-up"  # in _records: the event of a direct invocation, not an SQS record
 
 
 class _BatchFailures(logging.Handler):
@@ -310,6 +311,9 @@ class Driver:
     def _nested(self, kind: str, call: Call) -> None:
         """A second runner on the same instance while the first is between two calls."""
         record = self._records[-1]
+        if DIRECT in record:
+            self._nested_wake(kind, record[DIRECT])
+            return
         if kind == "takeover":  # the first runner stalls past its lease; a new message arrives
             self.world.clock.advance(self.world.lease_seconds(self._runner) + 1)
             record = {**record, "MessageId": f"takeover-{call.number}"}
@@ -318,6 +322,26 @@ class Driver:
         def second_runner() -> None:
             try:
                 self._invoke([copy], self._other_runner, copy=True)
+            except Exception as exc:  # the driver's own failure: say so, never lose it
+                self.anomalies.append(f"harness error in a {kind} runner: {exc!r}")
+
+        thread = threading.Thread(target=second_runner)
+        thread.start()  # its own thread: the first runner's event loop is still running
+        thread.join()
+
+    def _nested_wake(self, kind: str, payload: dict[str, Any]) -> None:
+        """A second runner on the instance of a direct wake-up, while the first is between two
+        calls: the same event (concurrent), or a later wake-up once its lease ran out."""
+        if kind == "takeover":
+            self.world.clock.advance(self.world.lease_seconds(self._runner) + 1)
+            payload = {
+                **payload,
+                "wake": {"execution": f"takeover-{self._invocations}", "attempt": "1"},
+            }
+
+        def second_runner() -> None:
+            try:
+                self._wake(payload, self._other_runner)
             except Exception as exc:  # the driver's own failure: say so, never lose it
                 self.anomalies.append(f"harness error in a {kind} runner: {exc!r}")
 
@@ -363,13 +387,14 @@ class Driver:
                 self.world.fire(schedule)
         return bool(due)
 
-    def _wake(self, payload: dict[str, Any]) -> None:
+    def _wake(self, payload: dict[str, Any], container: str | None = None) -> None:
         """A wake-up schedule's asynchronous invocation of the runner. If it fails, its record
         goes to the work queue (the runner's OnFailure destination, Lambda's retries spent)."""
         self._invocations += 1
         invocation = self.world.faults.begin("runner", bool(self._records))
+        self._records.append({DIRECT: payload})
         try:
-            self._call(self._runner, lambdas.runner, payload, lambdas.context())
+            self._call(container or self._runner, lambdas.runner, payload, lambdas.context())
         except (Crash, Exception) as exc:
             if not invocation.faults and not isinstance(exc, LeaseHeldByThisWakeUp):
                 self.anomalies.append(f"a direct wake-up failed with no fault injected: {exc!r}")
@@ -378,7 +403,10 @@ class Driver:
         except BaseException as exc:
             self.anomalies.append(f"exception escaped the runner handler: {exc!r}")
         finally:
+            self._records.pop()
             self.world.faults.end(invocation)
+        if invocation.duplicate:  # at-least-once: the same event, invoked once more
+            self._wake(payload, self._other_runner)
 
     def _fire_recurring(self) -> bool:
         """Send the recurring schedule's firings that came due in its window (a
