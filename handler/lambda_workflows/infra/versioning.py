@@ -18,6 +18,11 @@ __all__ = ["CHANGES", "engine_template_version", "template_version"]
 
 CHANGES: dict[int, str] = {
     1: "the first versioned template (lambda-workflows 0.1)",
+    2: (
+        "wake-up schedules invoke RunnerFunction directly: SchedulerInvokesRunner (the "
+        "scheduler role may invoke the runner) and the runner's EventInvokeConfig (failed "
+        "wake-ups go to the work queue)"
+    ),
 }
 """What each template version changed, for doctor's advice (docs/deploy.md, "Upgrading")."""
 
