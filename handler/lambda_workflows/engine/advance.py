@@ -9,7 +9,9 @@ No lost wake-up: every move of the instance out of the runner's hands (finish, w
 yield) is a conditional update on the instance's ``version``. Any signal that arrived since the
 runner loaded (an event, pause, terminate, restart) bumped that version, so the update fails
 and the runner reloads and replays instead of going to sleep. Wake-ups are scheduled *before*
-the status write, so a crash in between leaves at worst a spurious wake-up, never a missing one;
+the status write, so a crash in between leaves at worst a spurious wake-up, never a missing one
+(and a pending wake-up the write leaves behind, an event-wait's timeout once the event came, is
+deleted before it while the lease is held: :meth:`Runner._drop_stale_wake_up`);
 and the status write carries the instance's ``due_at`` (see
 :mod:`lambda_workflows.engine.recovery`), so a wake-up that is lost anyway (a dropped message, a
 schedule never created) is found by the recovery sweep.
@@ -28,7 +30,9 @@ One runner per delivery: the lease is taken in the name of the work message and 
 of it this is (:class:`LeaseHolder`). SQS delivers a message at least once, and may hand the same
 delivery to two runners at the same time (one message id, two receipt handles): the second finds
 the lease held and is turned away, so one runner advances the instance, not two racing on every
-step. A *later* delivery (a higher receive count) takes back a live lease its message held: the
+step. A wake-up schedule that invokes the runner directly is fenced the same way, by its
+Scheduler execution id and attempt (:mod:`lambda_workflows.aws.wake_events`). A *later*
+delivery (a higher receive count) takes back a live lease its message held: the
 earlier delivery gave the message back after a failure it could not release the lease through,
 or its invocation died (the queue hides a message longer than a runner runs), so nobody is
 using that lease. The runner that loses its lease that way stops at its next look at its lease,
@@ -117,7 +121,10 @@ class RunnerSettings:
 @immutable
 class LeaseHolder:
     """Who takes an instance's lease: a work message (``owner``, its id) and which delivery of
-    it (``delivery``, SQS's receive count: 1 the first time). See the module docstring."""
+    it (``delivery``, SQS's receive count: 1 the first time); or a wake-up schedule's direct
+    invocation (``owner`` its Scheduler execution id, ``delivery`` its attempt x 1000, and the
+    same wake-up come back through the work queue a later delivery: see
+    :mod:`lambda_workflows.aws.wake_events`). See the module docstring."""
 
     owner: str
     delivery: int = 1
