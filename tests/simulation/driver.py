@@ -21,15 +21,15 @@ from collections import Counter
 from typing import Any
 
 from lambda_workflows.aws.runtime import set_runtime
-from lambda_workflows.aws.wake_events import LeaseHeldByThisWakeUp
 from lambda_workflows.engine.firing_recovery import FIRING_GRACE
 from lambda_workflows.engine.schedules import Schedule, firing_id, scheduled_time
-from lambda_workflows.local.embedded import invocation_record, scheduler_input
+from lambda_workflows.local.embedded import scheduler_input
 from lambda_workflows.observability import metrics
 from lambda_workflows.testing import Crash
 
 from . import lambdas
 from .client import Client
+from .direct_wake_ups import DIRECT, DirectWakeUps
 from .faults import COPY, Call, Fault
 from .outcome import RunResult, read_instances, slot_items
 from .program import HOLD, LIMIT, LIMITED, SCHEDULE, SCHEDULED, Do, Program, Wait
@@ -40,7 +40,6 @@ HORIZON = 7 * 86_400.0  # time never jumps further than this from the start: lat
 QUIESCE_STEP = 3_600.0  # first step: past any lease (960 s) and the sweep's grace; then doubled
 MAX_INVOCATIONS = 600
 FINISHED = {"complete", "errored", "terminated"}
-DIRECT = "direct wake-up"  # in _records: the event of a direct invocation, not an SQS record
 
 
 class _BatchFailures(logging.Handler):
@@ -65,7 +64,7 @@ class _BatchFailures(logging.Handler):
 _FAILURES = _BatchFailures()
 
 
-class Driver:
+class Driver(DirectWakeUps):
     """One run of ``program`` under ``script``; instance ids carry ``tag``."""
 
     def __init__(self, world: World, program: Program, script: list[Fault], tag: str) -> None:
@@ -329,26 +328,6 @@ class Driver:
         thread.start()  # its own thread: the first runner's event loop is still running
         thread.join()
 
-    def _nested_wake(self, kind: str, payload: dict[str, Any]) -> None:
-        """A second runner on the instance of a direct wake-up, while the first is between two
-        calls: the same event (concurrent), or a later wake-up once its lease ran out."""
-        if kind == "takeover":
-            self.world.clock.advance(self.world.lease_seconds(self._runner) + 1)
-            payload = {
-                **payload,
-                "wake": {"execution": f"takeover-{self._invocations}", "attempt": "1"},
-            }
-
-        def second_runner() -> None:
-            try:
-                self._wake(payload, self._other_runner)
-            except Exception as exc:  # the driver's own failure: say so, never lose it
-                self.anomalies.append(f"harness error in a {kind} runner: {exc!r}")
-
-        thread = threading.Thread(target=second_runner)
-        thread.start()  # its own thread: the first runner's event loop is still running
-        thread.join()
-
     def _deliver_triggers(self) -> bool:
         """One TriggerFunction invocation for the visible trigger messages."""
         messages = self.world.receive(trigger=True)
@@ -386,27 +365,6 @@ class Driver:
             else:
                 self.world.fire(schedule)
         return bool(due)
-
-    def _wake(self, payload: dict[str, Any], container: str | None = None) -> None:
-        """A wake-up schedule's asynchronous invocation of the runner. If it fails, its record
-        goes to the work queue (the runner's OnFailure destination, Lambda's retries spent)."""
-        self._invocations += 1
-        invocation = self.world.faults.begin("runner", bool(self._records))
-        self._records.append({DIRECT: payload})
-        try:
-            self._call(container or self._runner, lambdas.runner, payload, lambdas.context())
-        except (Crash, Exception) as exc:
-            if not invocation.faults and not isinstance(exc, LeaseHeldByThisWakeUp):
-                self.anomalies.append(f"a direct wake-up failed with no fault injected: {exc!r}")
-            arn = lambdas.context().invoked_function_arn
-            self.world.send(invocation_record(payload, arn, type(exc).__name__))
-        except BaseException as exc:
-            self.anomalies.append(f"exception escaped the runner handler: {exc!r}")
-        finally:
-            self._records.pop()
-            self.world.faults.end(invocation)
-        if invocation.duplicate:  # at-least-once: the same event, invoked once more
-            self._wake(payload, self._other_runner)
 
     def _fire_recurring(self) -> bool:
         """Send the recurring schedule's firings that came due in its window (a
