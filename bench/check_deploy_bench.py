@@ -24,8 +24,8 @@ from typing import Any
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.cli import main as workflows_cli
 from lambda_workflows.cli.console import Console
+from lambda_workflows.dev_server import make_server
 from lambda_workflows.local.runtime import LocalRuntime
-from lambda_workflows.local.server import make_server
 from lambda_workflows.registry import load_workflows
 from lambda_workflows.remote import HttpApi
 from lambda_workflows.testing import Replayer

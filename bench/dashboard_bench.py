@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for `pyt
 from tests.browser.browser import MISSING, Browser, chromium_paths
 from tests.browser.workflows import MANY_STEPS, ManyStepsWorkflow
 
+from lambda_workflows.dev_server import make_server
 from lambda_workflows.local.runtime import LocalRuntime
-from lambda_workflows.local.server import make_server
 
 LOADS = 5
 TARGET_SECONDS = 1.0

@@ -69,8 +69,9 @@ def main() -> int:
     from lambda_workflows.examples._fakes import example_env
     from lambda_workflows.examples.showcase import CrashResumeWorkflow
 
+    from .dev_server import make_server
+    from .http_server import serve_in_background
     from .local.runtime import LocalRuntime
-    from .local.server import make_server, serve_in_background
     from .registry import load_workflows
     from .testing import Crash
 

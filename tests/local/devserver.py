@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from email.message import Message
 from typing import Any
 
+from lambda_workflows.dev_server import make_server
 from lambda_workflows.local.runtime import LocalRuntime
-from lambda_workflows.local.server import DevServer, make_server
+from lambda_workflows.local.server import DevServer
 from lambda_workflows.remote import HttpApi
 
 

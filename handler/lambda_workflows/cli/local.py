@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 from typing import Any
 
 from lambda_workflows.remote import ApiError
@@ -164,8 +163,9 @@ def _quiet_powertools() -> None:
 def serve(args: argparse.Namespace, console: Console) -> int:
     """``lambda-workflows dev``: serve until Ctrl-C or SIGTERM."""
     _quiet_powertools()
+    from lambda_workflows.dev_server import make_server
+    from lambda_workflows.http_server import serve_until_stopped
     from lambda_workflows.local.runtime import LocalRuntime
-    from lambda_workflows.local.server import make_server
 
     workflows = _registry()
     runtime = LocalRuntime(
@@ -197,17 +197,9 @@ def serve(args: argparse.Namespace, console: Console) -> int:
             "is due"
         )
     runtime.start()
-
-    def stop(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
     try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        say("stopping")
+        serve_until_stopped(server, say)
     finally:
-        server.server_close()
         runtime.close()
     return 0
 

@@ -9,7 +9,6 @@ diagrams: a diagram is drawn from a workflow's source, which the deployed API do
 from __future__ import annotations
 
 import argparse
-import signal
 from typing import Any
 
 from lambda_workflows.remote import HttpApi, NoCredentials, default_url
@@ -47,6 +46,7 @@ def add_commands(commands: Any) -> None:
 def serve_ui(args: argparse.Namespace, console: Console) -> int:
     """Serve until Ctrl-C or SIGTERM."""
     from lambda_workflows.dashboard.ui_server import DEFAULT_UI_PORT, make_ui_server
+    from lambda_workflows.http_server import serve_until_stopped
 
     url = args.url or default_url()
     try:
@@ -69,17 +69,7 @@ def serve_ui(args: argparse.Namespace, console: Console) -> int:
     signed = "signed with SigV4 from your AWS credentials" if upstream.sign else "unsigned"
     say(f"API calls forwarded to {upstream.url} ({signed})")
     say(sources)
-
-    def stop(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        say("stopping")
-    finally:
-        server.server_close()
+    serve_until_stopped(server, say)
     return 0
 
 

@@ -4,8 +4,9 @@ Static files only (``static/``: one HTML page, ES modules, a style sheet), no bu
 nothing fetched from elsewhere, so it works offline. The pages call the HTTP API on the origin
 that served them. :func:`~lambda_workflows.dashboard.routes.dashboard_answer` is what a server calls
 to serve the files and the workflows' diagrams (:mod:`.diagram`, drawn from their source);
-``lambda-workflows dev`` serves them at ``/``. :mod:`.ui_server` is ``lambda-workflows ui``: the
-same pages for a deployed stack, its API calls forwarded and signed on this machine.
+``lambda-workflows dev`` serves them at ``/`` (:mod:`lambda_workflows.dev_server`).
+:mod:`.ui_server` is ``lambda-workflows ui``: the same pages for a deployed stack, its API calls
+forwarded and signed on this machine. Both servers are :mod:`lambda_workflows.http_server`'s.
 """
 
 from __future__ import annotations

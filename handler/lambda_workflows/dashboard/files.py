@@ -16,12 +16,11 @@ from functools import cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 
+from lambda_workflows.http_server import Answer
+
 __all__ = ["ASSET_PREFIX", "Answer", "file_answer", "json_answer"]
 
 ASSET_PREFIX = "/dashboard/"
-Answer = tuple[int, dict[str, str], bytes]
-"""An HTTP answer: status, headers, body."""
-
 _PAGE = "index.html"
 _CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",

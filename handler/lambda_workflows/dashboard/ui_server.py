@@ -23,22 +23,26 @@ Since whoever reaches this server acts with those credentials, it is no open pro
   is forwarded.
 
 Every answer the server makes itself is JSON in the API's error shape, so the dashboard shows
-its message as it shows the API's.
+its message as it shows the API's; a malformed request is refused as
+:mod:`lambda_workflows.http_server` says.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import socket
-import threading
 from collections.abc import Callable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from lambda_workflows.local.framing import FramingError, declared_length, read_body, too_large
-from lambda_workflows.local.origin import LOOPBACK, foreign_sender
+from lambda_workflows.http_server import (
+    HOP_BY_HOP,
+    LOOPBACK,
+    JsonRequestHandler,
+    LocalHttpServer,
+    Refusal,
+    foreign_sender,
+    serve_in_background,
+)
 from lambda_workflows.remote import ApiUnreachable, HttpApi, NoCredentials
 
 from .routes import dashboard_answer
@@ -47,28 +51,14 @@ __all__ = ["DEFAULT_UI_PORT", "MAX_BODY", "UiServer", "make_ui_server", "serve_i
 
 DEFAULT_UI_PORT = 8788
 MAX_BODY = 1024 * 1024  # the API refuses a larger body anyway; nothing bigger is read
-IDLE_TIMEOUT = 30.0
 _API_PATH = re.compile(r"/workflows(/[^?#]*)?")
 _API_DOCUMENTS = frozenset({"/openapi.json", "/docs"})  # GET only
 _FORWARDED_HEADERS = ("Accept", "Content-Type", "Idempotency-Key")
-_HOP_BY_HOP = {"connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"}
-_NOT_PASSED_BACK = _HOP_BY_HOP | {"content-length", "set-cookie"}
+_NOT_PASSED_BACK = HOP_BY_HOP | {"content-length", "set-cookie"}
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-_LINGER_SECONDS = 1.0
-_LINGER_BYTES = 8 * MAX_BODY
 
 
-class Refusal(Exception):
-    """A request this server answers itself with a 4xx (or a 502 when the API is away)."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-
-
-class UiServer(ThreadingHTTPServer):
+class UiServer(LocalHttpServer):
     """The server of ``lambda-workflows ui``: the dashboard, and the API's routes forwarded.
 
     Args:
@@ -78,8 +68,7 @@ class UiServer(ThreadingHTTPServer):
         out: where the one line per request goes.
     """
 
-    daemon_threads = True
-    request_queue_size = 128
+    name = "ui server"
 
     def __init__(
         self,
@@ -90,11 +79,10 @@ class UiServer(ThreadingHTTPServer):
     ) -> None:
         self.upstream = upstream
         self.workflows = workflows
-        self.out = out
         # The stage in the API's URL (``/prod``): its Swagger UI, served through here, calls
         # ``/prod/workflows/...`` on this origin, which is the same route.
         self.stage = urlsplit(upstream.url).path.rstrip("/")
-        super().__init__(("127.0.0.1", port), UiRequestHandler)
+        super().__init__(("127.0.0.1", port), UiRequestHandler, out)
 
     @property
     def url(self) -> str:
@@ -102,55 +90,32 @@ class UiServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
 
-class UiRequestHandler(BaseHTTPRequestHandler):
+class UiRequestHandler(JsonRequestHandler):
     """One connection: the dashboard's files, or an API call forwarded."""
 
     server: UiServer
     server_version = "lambda-workflows-ui"
-    protocol_version = "HTTP/1.1"
-    timeout = IDLE_TIMEOUT
-    disable_nagle_algorithm = True  # headers and body are two writes (see the dev server)
+    max_body = MAX_BODY
+    linger_bytes = 8 * MAX_BODY
 
-    def handle_expect_100(self) -> bool:
-        """Refuse a body over the cap before the client sends it."""
-        try:
-            length = declared_length(self.headers)
-        except FramingError as exc:
-            self._reject(Refusal(exc.status, exc.code, exc.message))
-            return False
-        if length is not None and length > MAX_BODY:
-            error = too_large(MAX_BODY)
-            self._reject(Refusal(error.status, error.code, error.message))
-            return False
-        return super().handle_expect_100()
-
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """``http.server``'s own errors (a malformed request line, a method not served) as JSON."""
-        status = 405 if code == 501 else (code if 400 <= code < 500 else 400)
-        text = message or "malformed request"
-        if code == 501:
-            text = f"{self.command[:20]!r} is not served here; the API takes {', '.join(_METHODS)}"
-        self._reject(Refusal(status, "bad_request" if status == 400 else "not_served", text))
-
-    def _serve(self) -> None:
-        try:
-            body = read_body(self.headers, self.rfile, MAX_BODY)
-            path, query = self._target()
-            self._check_host()
-            if page := dashboard_answer(self.command, path, self.server.workflows):
-                self._send(*page)
-                return
-            api_path = self._api_path(path)
-            self._check_same_origin()
-            self._forward(api_path + (f"?{query}" if query else ""), body)
-        except FramingError as exc:
-            self._reject(Refusal(exc.status, exc.code, exc.message))
-        except TimeoutError:
-            self._reject(Refusal(408, "request_timeout", "the body did not arrive in time"))
-        except Refusal as refusal:
-            self._reject(refusal)
-
-    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
+    def serve(self) -> None:
+        """The dashboard's answer, else the API's route forwarded; a :class:`Refusal` for a
+        request that is neither, or that another site's page sent."""
+        if self.command not in _METHODS:
+            raise Refusal(
+                405,
+                "not_served",
+                f"{self.command[:20]!r} is not served here; the API takes {', '.join(_METHODS)}",
+            )
+        body = self.read_request_body()
+        path, query = self._target()
+        self._check_host()
+        if page := dashboard_answer(self.command, path, self.server.workflows):
+            self.send_answer(*page)
+            return
+        api_path = self._api_path(path)
+        self._check_same_origin()
+        self._forward(api_path + (f"?{query}" if query else ""), body)
 
     # --- what is served --------------------------------------------------------------------
 
@@ -222,49 +187,7 @@ class UiRequestHandler(BaseHTTPRequestHandler):
         except ApiUnreachable as exc:
             raise Refusal(502, "api_unreachable", f"{exc}; is the stack deployed there?") from None
         passed = {k: v for k, v in answer.headers if k.lower() not in _NOT_PASSED_BACK}
-        self._send(answer.status, passed, answer.body)
-
-    # --- answers ---------------------------------------------------------------------------
-
-    def _send(self, status: int, headers: Mapping[str, str], data: bytes) -> None:
-        self.send_response(status)
-        for key, value in headers.items():
-            if key.lower() not in _NOT_PASSED_BACK:
-                self.send_header(key, value)
-        self.send_header("Content-Length", str(len(data)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
-
-    def _reject(self, refusal: Refusal) -> None:
-        """Answer with the refusal, then close; unread input is drained a moment first, or the
-        socket would be reset and the client lose the answer."""
-        self.close_connection = True
-        if not getattr(self, "request_version", "").startswith("HTTP/1"):
-            self.request_version = "HTTP/1.0"
-        error = {"error": {"code": refusal.code, "message": refusal.message}}
-        self._send(refusal.status, {"Content-Type": "application/json"}, json.dumps(error).encode())
-        try:
-            self.wfile.flush()
-            self.connection.shutdown(socket.SHUT_WR)
-            self.connection.settimeout(_LINGER_SECONDS)
-            left = _LINGER_BYTES
-            while left > 0 and (chunk := self.rfile.read1(min(left, 65536))):
-                left -= len(chunk)
-        except OSError:
-            pass
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        """One line per request: method, path, status."""
-        path = str(getattr(self, "path", "") or "")[:200]
-        printable = "".join(c if c.isprintable() else "?" for c in path)
-        self.server.out(f"{getattr(self, 'command', '-') or '-'} {printable} -> {code}")
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """``http.server``'s other notes, printable characters only."""
-        self.server.out("".join(c if c.isprintable() else "?" for c in format % args))
+        self.send_answer(answer.status, passed, answer.body)
 
 
 def make_ui_server(
@@ -276,10 +199,3 @@ def make_ui_server(
 ) -> UiServer:
     """A :class:`UiServer` on 127.0.0.1 (not serving yet: call ``serve_forever``)."""
     return UiServer(port, upstream, workflows or {}, out)
-
-
-def serve_in_background(server: UiServer) -> threading.Thread:
-    """Serve on a daemon thread (tests)."""
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    return thread

@@ -3,10 +3,10 @@
 ``http.server`` leaves this to the handler, and a handler that reads ``int(Content-Length)``
 bytes hangs on ``-1`` (read to EOF), fails on ``abc`` and ignores a chunked body altogether.
 Here every malformed framing is a :class:`FramingError` raised before the body reaches the API,
-so the dev server answers it at once with a JSON 4xx and closes the connection (after a framing
+so a local server answers it at once with a JSON 4xx and closes the connection (after a framing
 error the next request's first byte is unknown).
 
-Only the standard library: this sits under the dev server, below everything else.
+Only the standard library: this sits under every local server.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from email.message import Message
 from typing import Protocol
+
+from .refusal import Refusal
 
 __all__ = ["ByteReader", "FramingError", "declared_length", "is_chunked", "read_body", "too_large"]
 
@@ -31,20 +33,9 @@ class ByteReader(Protocol):
     def readline(self, size: int, /) -> bytes: ...
 
 
-class FramingError(Exception):
-    """The request's body cannot be delimited: answer ``status`` and close the connection.
-
-    Attributes:
-        status: the HTTP status to answer (a 4xx).
-        code: the ``error.code`` of the JSON answer.
-        message: what is wrong and how to send it right.
-    """
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
+class FramingError(Refusal):
+    """The request's body cannot be delimited: answer ``status`` (a 4xx) and close the
+    connection."""
 
 
 def declared_length(headers: Message) -> int | None:
