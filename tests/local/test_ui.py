@@ -39,7 +39,7 @@ from tests.unit.test_sigv4 import (
 )
 
 from .test_cli import ROOT, nothing_listens, workflows_script
-from .wire import Connection, DevHttp, Reply, dev_http
+from .wire import Connection, DevHttp, Reply, dev_http, request_bytes
 
 JSON = (("Content-Type", "application/json"),)
 
@@ -258,6 +258,30 @@ def test_a_body_over_1_mib_is_refused_before_anything_is_forwarded(recorder: Rec
         fits = send(ui, "POST", "/workflows/orders/instances", b"x" * MAX_BODY)
     assert fits.status == 200
     assert len(recorder.requests[0].body) == MAX_BODY
+
+
+def test_a_malformed_request_is_refused_as_the_dev_server_refuses_it(recorder: Recorder) -> None:
+    # GIVEN the ui in front of a stack that records what reaches it
+    with ui_for(HttpApi(recorder.url)) as ui:
+
+        def answer(data: bytes) -> tuple[int, str]:
+            reply = Connection(int(ui.server_address[1]), timeout=10).send(data)
+            assert reply.headers["content-type"] == "application/json", reply
+            return reply.status, reply.error["code"]
+
+        # WHEN requests that no API call can be are sent to it
+        too_long = answer(request_bytes("GET", "/workflows/" + "a" * 70_000))
+        many = answer(request_bytes("GET", "/workflows", [(f"X-{i}", "1") for i in range(120)]))
+        no_version = answer(b"GET /workflows\r\n\r\n")  # HTTP/0.9: was forwarded
+        not_a_token = answer(request_bytes("GE(T", "/workflows"))
+        unknown = answer(request_bytes("FOO", "/workflows"))
+    # THEN each gets the JSON refusal the dev server answers with (the shared http_server's),
+    # and nothing is forwarded
+    assert too_long == (414, "uri_too_long")  # was code not_served
+    assert many == (431, "headers_too_large")  # was code not_served
+    assert no_version == not_a_token == (400, "bad_request")
+    assert unknown == (405, "not_served")
+    assert recorder.requests == []
 
 
 def test_an_api_that_does_not_answer_is_a_502_saying_where() -> None:
