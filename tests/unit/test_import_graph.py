@@ -102,7 +102,7 @@ def test_the_client_is_still_importable_from_the_package_and_loads_on_first_use(
 
 def test_the_api_builds_its_models_on_first_use_not_at_import() -> None:
     # Building every model's validator cost more than importing pydantic: a request builds
-    # its own route's models only. A model that does not derive from api_models._Model (or
+    # its own route's models only. A model that does not derive from api_models.WireModel (or
     # that sets defer_build=False) is built at import and shows here.
     code = """
 import lambda_workflows.entrypoints.api
