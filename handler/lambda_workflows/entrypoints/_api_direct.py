@@ -13,9 +13,10 @@ answers with the same code and message as before. So the two paths agree by cons
 what they refuse: only the resolver refuses. Before a route's call, nothing is written, so
 leaving a request to the resolver never repeats a write.
 
-The routes match paths with the resolver's own pattern (:data:`SEGMENT`: a segment of the
-characters Powertools routes), in the same order, so both pick the same route with the same
-path arguments.
+Its routes are the declared ones (:data:`._api_routes.ROUTES`: method, path, call, query
+bounds and defaults, answer model), which the resolver registers too. They match paths with the
+resolver's own pattern (:data:`SEGMENT`: a segment of the characters Powertools routes), in the
+same order, so both pick the same route with the same path arguments.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ from lambda_workflows.engine.batch_forms import MAX_BATCH
 from lambda_workflows.engine.deletion import MAX_DELETE_BATCH
 from lambda_workflows.engine.limits import MAX_ID, MAX_STEP_NAME
 from lambda_workflows.engine.model import InstanceStatus
-from lambda_workflows.engine.pages import MAX_PAGE, STEPS_PAGE
-from lambda_workflows.engine.subscription import MAX_WAIT
 from lambda_workflows.observability import logger
 
 from . import _api_ops as ops
 from ._api_common import JSON_MEDIA_TYPE, Answer, failure, strict_json
+from ._api_routes import ROUTES as DECLARED
+from ._api_routes import RouteDeclaration
 from ._api_wire import SHAPES
 
 # What Powertools lets a <param> segment hold: RFC 3986's unreserved and sub-delims, the
@@ -42,9 +43,7 @@ from ._api_wire import SHAPES
 SEGMENT = r"[-._~()'!*:@,;=+&$%<> \[\]{}|^\w]+"
 _PARAM = re.compile(r"<(\w+)>")
 _ID = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9_-]{{0,{MAX_ID - 1}}}")
-_LIMIT = re.compile(r"[1-9][0-9]{0,3}")
-_COUNT = re.compile(r"[1-9][0-9]{0,8}")
-_WAIT = re.compile(r"0|[1-9][0-9]?")
+_NUMBER = re.compile(r"0|[1-9][0-9]{0,8}")  # longer ones are left to the resolver
 _STATUSES = {str(s) for s in InstanceStatus}
 _ACTIONS = {"pause", "resume", "terminate", "restart"}
 _STEP_TYPES = {"do", "sleep", "waitForEvent", "runWorkflow"}
@@ -57,9 +56,24 @@ class _Unread(Exception):
 class _Request:
     """The parts of a proxy event a route reads, as Powertools resolves them."""
 
-    def __init__(self, event: Mapping[str, Any], args: dict[str, str]) -> None:
+    def __init__(
+        self, event: Mapping[str, Any], args: dict[str, str], route: RouteDeclaration
+    ) -> None:
         self.event = event
         self.args = args
+        self.route = route
+
+    def number(self, name: str) -> int:
+        """An integer query parameter, within the bounds the route declares (its default
+        when absent)."""
+        declared = self.route.query(name)
+        value = self.query(name)
+        if value is None:
+            return declared.default or 0
+        low, high = declared.low or 0, declared.high if declared.high is not None else 2**31
+        if not _NUMBER.fullmatch(value) or not low <= int(value) <= high:
+            raise _Unread
+        return int(value)
 
     def query(self, name: str) -> str | None:
         """A query parameter given once (None when absent): single and multi-value maps
@@ -117,14 +131,6 @@ def _id(value: Any) -> str | None:
     return value
 
 
-def _number(value: str | None, pattern: re.Pattern[str], default: int, top: int) -> int:
-    if value is None:
-        return default
-    if not pattern.fullmatch(value) or int(value) > top:
-        raise _Unread
-    return int(value)
-
-
 # --- what each route reads ------------------------------------------------------------------
 
 Reader = Callable[[_Request], tuple[Any, ...]]
@@ -166,7 +172,7 @@ def _listing(request: _Request) -> tuple[Any, ...]:
     status = request.query("status")
     if status is not None and status not in _STATUSES:
         raise _Unread
-    limit = _number(request.query("limit"), _LIMIT, 50, 1000)
+    limit = request.number("limit")
     status_value = None if status is None else InstanceStatus(status)
     return request.args["name"], status_value, request.query("cursor"), limit
 
@@ -181,21 +187,19 @@ def _delete_batch(request: _Request) -> tuple[Any, ...]:
 
 
 def _page(request: _Request) -> tuple[Any, ...]:
-    limit = _number(request.query("limit"), _LIMIT, STEPS_PAGE, MAX_PAGE)
     args = request.args
-    return args["name"], args["instance_id"], request.query("cursor"), limit
+    return args["name"], args["instance_id"], request.query("cursor"), request.number("limit")
 
 
 def _subscription(request: _Request) -> tuple[Any, ...]:
-    limit = _number(request.query("limit"), _LIMIT, STEPS_PAGE, MAX_PAGE)
-    wait = _number(request.query("wait"), _WAIT, 0, MAX_WAIT)
+    limit, wait = request.number("limit"), request.number("wait")
     args = request.args
     cursor, types = request.query("cursor"), request.query("types")
     return args["name"], args["instance_id"], cursor, types, wait, limit
 
 
 def _step(request: _Request) -> tuple[Any, ...]:
-    count = _number(request.query("count"), _COUNT, 1, 2**31)
+    count = request.number("count")
     return request.args["name"], request.args["instance_id"], request.args["step_name"], count
 
 
@@ -238,16 +242,47 @@ def _nothing(request: _Request) -> tuple[Any, ...]:
 # --- the routes -----------------------------------------------------------------------------
 
 
-class Route(NamedTuple):
-    """A route: how its request is read, the call that answers it, and its answer model."""
+_READERS: dict[str, Reader] = {
+    "list_workflows": _nothing,
+    "describe_workflow": _name,
+    "create_instance": _new_instance,
+    "create_batch": _batch,
+    "list_instances": _listing,
+    "instance_details": _name_and_id,
+    "delete_instance": _name_and_id,
+    "delete_batch": _delete_batch,
+    "steps": _page,
+    "step_output": _step,
+    "history": _page,
+    "subscribe": _subscription,
+    "change_status": _status_change,
+    "send_event": _event,
+}
+"""How the direct path reads each operation's request, as the resolver's models read it."""
 
-    method: str
-    rule: str
+
+class Route(NamedTuple):
+    """A declared route (:data:`._api_routes.ROUTES`) as this path serves it: how its request
+    is read and the call that answers it."""
+
+    declared: RouteDeclaration
     read: Reader
     call: Callable[..., dict[str, Any]]
-    answer: str
-    ok: int = 200
-    object_body: bool = False
+
+    @property
+    def method(self) -> str:
+        """The route's method."""
+        return self.declared.method
+
+    @property
+    def rule(self) -> str:
+        """The route's path, its parameters in ``<angle brackets>``."""
+        return self.declared.rule
+
+    @property
+    def answer(self) -> str:
+        """The name of the route's answer model (and of its shape in :mod:`._api_wire`)."""
+        return self.declared.answer
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -261,42 +296,18 @@ class Route(NamedTuple):
         return re.compile(_PARAM.sub("[^/]+", self.rule))
 
 
-_W = "/workflows/<name>"
-_I = _W + "/instances/<instance_id>"
-ROUTES: tuple[Route, ...] = (
-    Route("GET", "/workflows", _nothing, ops.list_workflows, "WorkflowList"),
-    Route("GET", _W, _name, ops.describe_workflow, "WorkflowDetails"),
-    Route(
-        "POST", _W + "/instances", _new_instance, ops.create_instance, "InstanceHandle", 201, True
-    ),
-    Route("POST", _W + "/instances/batch", _batch, ops.create_batch, "BatchResultBody", 201),
-    Route("GET", _W + "/instances", _listing, ops.list_instances, "InstanceList"),
-    Route("GET", _I, _name_and_id, ops.instance_details, "InstanceDetails"),
-    Route("DELETE", _I, _name_and_id, ops.delete_instance, "Deleted"),
-    Route(
-        "POST",
-        _W + "/instances/delete",
-        _delete_batch,
-        ops.delete_batch,
-        "DeleteBatchResultBody",
-        200,
-        True,
-    ),
-    Route("GET", _I + "/steps", _page, ops.steps, "StepPageBody"),
-    Route("GET", _I + "/steps/<step_name>", _step, ops.step_output, "StepOutputBody"),
-    Route("GET", _I + "/history", _page, ops.history, "HistoryBody"),
-    Route("GET", _I + "/subscribe", _subscription, ops.subscribe, "SubscriptionBody"),
-    Route("PATCH", _I + "/status", _status_change, ops.change_status, "InstanceHandle", 200, True),
-    Route("POST", _I + "/events/<event_type>", _event, ops.send_event, "EventAccepted", 202),
+ROUTES: tuple[Route, ...] = tuple(
+    Route(declared, _READERS[declared.operation], getattr(ops, declared.operation))
+    for declared in DECLARED
 )
-"""Every route of the API, in the order the resolver declares them."""
+"""Every route of the API, built from its declaration, in the order the resolver declares them."""
 
 _MATCHERS = [(route, route.pattern) for route in ROUTES]
 _SHAPES = [(route.method, route.shape) for route in ROUTES] + [
     ("GET", re.compile("/docs")),
     ("GET", re.compile(r"/openapi\.json")),
 ]
-_OBJECT_BODIES = [(route.method, route.shape) for route in ROUTES if route.object_body]
+_OBJECT_BODIES = [(r.method, r.shape) for r in ROUTES if r.declared.object_body]
 
 
 def allowed_methods(path: str) -> list[str]:
@@ -318,7 +329,7 @@ def answer(event: Mapping[str, Any]) -> dict[str, Any] | None:
         if found is None:
             continue
         try:
-            args = route.read(_Request(event, found.groupdict()))
+            args = route.read(_Request(event, found.groupdict(), route.declared))
         except _Unread:
             return None
         except Exception:  # a reader's bug: nothing is written yet, and the resolver is exact
@@ -328,7 +339,8 @@ def answer(event: Mapping[str, Any]) -> dict[str, Any] | None:
             body = SHAPES[route.answer](route.call(*args))
         except Exception as exc:  # answered as the resolver's exception handlers answer it
             return proxy_answer(failure(exc))
-        status = 200 if route.answer == "BatchResultBody" and not body["created"] else route.ok
+        ok = route.declared.ok
+        status = ok[-1] if route.answer == "BatchResultBody" and not body["created"] else ok[0]
         return proxy_answer((status, body, {}))
     return None
 

@@ -23,13 +23,13 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import ValidationError
 
 from lambda_workflows.engine.model import InstanceStatus
-from lambda_workflows.engine.pages import MAX_PAGE, STEPS_PAGE
-from lambda_workflows.engine.subscription import MAX_WAIT
+from lambda_workflows.engine.pages import STEPS_PAGE
 
 from . import _api_ops as ops
 from ._api_common import FAILURES, JSON_MEDIA_TYPE, Answer, base_path, strict_json
 from ._api_common import error as error_answer
 from ._api_direct import allowed_methods
+from ._api_routes import BY_HANDLER
 from ._swagger import add_swagger_ui
 from .api_models import (
     BATCH_LIST,
@@ -86,33 +86,40 @@ app.configure_openapi(
 add_swagger_ui(app, "/docs", lambda: base_path(app.current_event.raw_event) or "/")
 
 
-def _route(
-    method: str,
-    rule: str,
-    *,
-    ok: tuple[int, ...] = (200,),
-    fails: tuple[int, ...] = (),
-    **options: Any,
-) -> Callable[[_F], _F]:
-    """Declare ``rule`` on the resolver, documented with its models.
+def _route(function: _F) -> _F:
+    """Declare ``function`` on the resolver as the route :data:`._api_routes.ROUTES` declares
+    under its name, documented with its models.
 
-    ``ok`` are the success codes, documented with the route's return model; ``fails`` the error
-    codes, documented with :class:`ErrorBody` (so are 422, which validation may always answer,
-    and 503, which any store call may). Every route is also in :data:`._api_direct.ROUTES`,
-    which says how 404 and 405 are told apart and which bodies are one JSON object.
+    The declaration's ``ok`` codes are documented with the function's return model, its
+    ``fails`` with :class:`ErrorBody` (so are 422, which validation may always answer, and 503,
+    which any store call may).
     """
+    declared = BY_HANDLER[function.__name__]
     responses: dict[int, OpenAPIResponse] = {
-        code: {"description": HTTPStatus(code).phrase} for code in ok
+        code: {"description": HTTPStatus(code).phrase} for code in declared.ok
     }  # no content: the resolver documents the return annotation
-    for code in sorted({*fails, 422, 503}):
+    for code in sorted({*declared.fails, 422, 503}):
         responses[code] = {
             "description": HTTPStatus(code).phrase,
             "content": {_JSON: {"model": ErrorBody}},
         }
     decorator: Callable[[_F], _F] = app.route(
-        rule, method, responses=responses, status_code=ok[0], **options
+        declared.rule,
+        declared.method,
+        responses=responses,
+        status_code=declared.ok[0],
+        summary=declared.summary,
+        description=declared.description,
+        tags=[declared.tag],
     )
-    return decorator
+    return decorator(function)
+
+
+def _query(handler: str, name: str) -> Any:
+    """The query parameter ``name`` of the route of ``handler``, as :data:`.ROUTES` declares
+    it: its description and its bounds."""
+    declared = BY_HANDLER[handler].query(name)
+    return Query(ge=declared.low, le=declared.high, description=declared.description)
 
 
 # --- the routes ---------------------------------------------------------------------------
@@ -121,33 +128,20 @@ WorkflowName = Annotated[str, Path(description="A registered workflow's name.")]
 InstanceId = Annotated[str, Path(description="The instance's id.")]
 
 
-@_route("GET", "/workflows", summary="List the registered workflows", tags=["workflows"])
+@_route
 def list_workflows() -> WorkflowList:
     """The names of the registered workflows."""
     return WorkflowList.model_validate(ops.list_workflows())
 
 
-@_route(
-    "GET",
-    "/workflows/<name>",
-    summary="Describe a workflow: its class and its instances by status",
-    tags=["workflows"],
-    fails=(404,),
-)
+@_route
 def describe_workflow(name: WorkflowName) -> WorkflowDetails:
     """The workflow's class and module, the first paragraph of its docstring, how many of
     its instances have each status, and its recurring schedules with their next firings."""
     return WorkflowDetails.model_validate(ops.describe_workflow(name))
 
 
-@_route(
-    "POST",
-    "/workflows/<name>/instances",
-    summary="Create an instance",
-    tags=["instances"],
-    ok=(201,),
-    fails=(400, 404, 409, 413, 415),
-)
+@_route
 def create_instance(
     name: WorkflowName,
     new: Annotated[
@@ -159,26 +153,7 @@ def create_instance(
     return InstanceHandle.model_validate(ops.create_instance(name, new.requested_id, new.params))
 
 
-@_route(
-    "POST",
-    "/workflows/<name>/instances/batch",
-    summary="Create up to 100 instances",
-    description=(
-        "The body is a list of at most 100 items {id?, params?} (each as POST .../instances "
-        "takes it), or one of Cloudflare's object forms: {count, params?} creates count (1 to "
-        "100) instances with generated ids, all with params; {instances: [...]} is the same as "
-        "the list. Each item is created, or reported in errors by its index with a code: "
-        "invalid_input (its id, params or keys are not valid), duplicate_id (an earlier item "
-        "of the batch has its id) or instance_exists (its id is taken). So the same batch sent "
-        "again creates nothing. 201 when something was created, 200 when nothing was. A body "
-        "malformed as a whole (not a list of at most 100 JSON objects, a count out of range, "
-        "both count and instances, an unknown key, params over 1 MiB with count) is refused "
-        "whole, and creates nothing."
-    ),
-    tags=["instances"],
-    ok=(201, 200),
-    fails=(400, 404, 413, 415),
-)
+@_route
 def create_batch(
     name: WorkflowName,
     body: Annotated[
@@ -209,30 +184,18 @@ def _batch_list(body: Any) -> list[dict[str, Any]]:
     return items
 
 
-@_route(
-    "GET",
-    "/workflows/<name>/instances",
-    summary="List a workflow's instances",
-    tags=["instances"],
-    fails=(400, 404),
-)
+@_route
 def list_instances(
     name: WorkflowName,
-    status: Annotated[InstanceStatus | None, Query(description="Only this status.")] = None,
-    cursor: Annotated[str | None, Query(description="From the previous page.")] = None,
-    limit: Annotated[int, Query(ge=1, le=1000, description="Page size.")] = 50,
+    status: Annotated[InstanceStatus | None, _query("list_instances", "status")] = None,
+    cursor: Annotated[str | None, _query("list_instances", "cursor")] = None,
+    limit: Annotated[int, _query("list_instances", "limit")] = 50,
 ) -> InstanceList:
     """One page of instances, newest first."""
     return InstanceList.model_validate(ops.list_instances(name, status, cursor, limit))
 
 
-@_route(
-    "GET",
-    "/workflows/<name>/instances/<instance_id>",
-    summary="An instance's status, output, error and steps",
-    tags=["instances"],
-    fails=(404,),
-)
+@_route
 def get_instance(name: WorkflowName, instance_id: InstanceId) -> InstanceDetails:
     """Status, output, error and the step timeline: its first 1,000 rows (and at most 512 KiB
     of them), with ``steps_total`` and ``steps_cursor`` for GET .../steps when there are more;
@@ -240,36 +203,13 @@ def get_instance(name: WorkflowName, instance_id: InstanceId) -> InstanceDetails
     return InstanceDetails.model_validate(ops.instance_details(name, instance_id))
 
 
-@_route(
-    "DELETE",
-    "/workflows/<name>/instances/<instance_id>",
-    summary="Delete an instance",
-    description=(
-        "Removes the instance, its journal, events and pending wake-ups; a running or waiting "
-        "instance is terminated first. A missing instance (never created, or already deleted) "
-        "is a 404, and nothing changes."
-    ),
-    tags=["instances"],
-    fails=(404,),
-)
+@_route
 def delete_instance(name: WorkflowName, instance_id: InstanceId) -> Deleted:
     """Delete one instance."""
     return Deleted.model_validate(ops.delete_instance(name, instance_id))
 
 
-@_route(
-    "POST",
-    "/workflows/<name>/instances/delete",
-    summary="Delete up to 100 instances",
-    description=(
-        "Each id is deleted, or reported in errors by its index with a code: not_found (no "
-        "instance has it) or invalid_input (it is not an instance id). An id given twice is "
-        "deleted once and answered at each position. A body that is not {ids: [at most 100 "
-        "strings]} is refused whole, and deletes nothing."
-    ),
-    tags=["instances"],
-    fails=(400, 404, 413, 415),
-)
+@_route
 def delete_batch(
     name: WorkflowName, batch: Annotated[DeleteBatchBody, Body()]
 ) -> DeleteBatchResultBody:
@@ -277,31 +217,11 @@ def delete_batch(
     return DeleteBatchResultBody.model_validate(ops.delete_batch(name, batch.ids))
 
 
-PageCursor = Annotated[
-    str | None, Query(description="The cursor of the previous page (none for the first).")
-]
-PageLimit = Annotated[
-    int,
-    Query(
-        ge=1, le=MAX_PAGE, description="At most this many items (the page also ends at 512 KiB)."
-    ),
-]
+PageCursor = Annotated[str | None, _query("get_steps", "cursor")]
+PageLimit = Annotated[int, _query("get_steps", "limit")]
 
 
-@_route(
-    "GET",
-    "/workflows/<name>/instances/<instance_id>/steps",
-    summary="A page of an instance's step timeline",
-    description=(
-        "The rows of GET .../instances/{instance_id} past its first page: that answer carries "
-        "at most 1,000 rows and, when there are more, steps_total and steps_cursor; pass "
-        "steps_cursor here as ?cursor=, then each page's cursor, until it is null. A cursor of "
-        "another instance or route is a 400 invalid_input; one handed out before the instance "
-        "was restarted a 400 stale_cursor (read again from the first page)."
-    ),
-    tags=["instances"],
-    fails=(400, 404),
-)
+@_route
 def get_steps(
     name: WorkflowName,
     instance_id: InstanceId,
@@ -313,47 +233,18 @@ def get_steps(
     return StepPageBody.model_validate(ops.steps(name, instance_id, cursor, limit))
 
 
-@_route(
-    "GET",
-    "/workflows/<name>/instances/<instance_id>/steps/<step_name>",
-    summary="One step's whole recorded output",
-    description=(
-        "The step's name (percent-encoded in the path, as HTTP clients send it), type, status "
-        'and whole output: a do step\'s result ("[REDACTED]" if sensitive), the payload a '
-        "waitForEvent step received. A step that is not recorded is a 404 step_not_found "
-        "naming the recorded steps."
-    ),
-    tags=["instances"],
-    fails=(404,),
-)
+@_route
 def get_step_output(
     name: WorkflowName,
     instance_id: InstanceId,
     step_name: Annotated[str, Path(description="The step's name, percent-encoded.")],
-    count: Annotated[
-        int, Query(ge=1, description="Its occurrence: 1 for the first call with this name.")
-    ] = 1,
+    count: Annotated[int, _query("get_step_output", "count")] = 1,
 ) -> StepOutputBody:
     """One step's output, not capped as in the instance's answer."""
     return StepOutputBody.model_validate(ops.step_output(name, instance_id, step_name, count))
 
 
-@_route(
-    "GET",
-    "/workflows/<name>/instances/<instance_id>/history",
-    summary="An instance's recorded history, to replay against new code",
-    description=(
-        "Params, version, status and the journal entries and events of the instance, in the "
-        "documented history format (workflows-history, format_version 1), one page at a time: "
-        "a page holds at most ?limit= entries and events (1,000 by default) and 512 KiB, and "
-        "has a cursor when there is a next one (pass it back as ?cursor=). The pages' entries "
-        "and events put end to end are the whole history, as lambda-workflows instances export "
-        "writes it; lambda_workflows.testing.Replayer replays it. A sensitive step's result is "
-        '"[REDACTED]": a replay needs the steps\' names, kinds and order only.'
-    ),
-    tags=["instances"],
-    fails=(400, 404),
-)
+@_route
 def get_history(
     name: WorkflowName,
     instance_id: InstanceId,
@@ -364,32 +255,13 @@ def get_history(
     return HistoryBody.model_validate(ops.history(name, instance_id, cursor, limit))
 
 
-@_route(
-    "GET",
-    "/workflows/<name>/instances/<instance_id>/subscribe",
-    summary="An instance's events: its history, then each new one (a long poll)",
-    description=(
-        "The instance's events after ?cursor= (from its first without one), in order: status "
-        "transitions, step attempts and outputs, errors, retries, sleeps, waits, events "
-        "received, rollbacks. When none is new, the request waits up to ?wait= seconds (at "
-        "most 25) for one, then answers events: []. Pass the answer's cursor back for the next "
-        "events; finished: true once the instance finished and all were served. ?types= keeps "
-        "only those types (comma-separated). A cursor of another instance or route, or one "
-        "changed, is a 400 invalid_input."
-    ),
-    tags=["instances"],
-    fails=(400, 404),
-)
+@_route
 def subscribe(
     name: WorkflowName,
     instance_id: InstanceId,
-    cursor: Annotated[str | None, Query(description="An event's or an answer's cursor.")] = None,
-    types: Annotated[
-        list[str] | None, Query(description="Only these event types (comma-separated).")
-    ] = None,
-    wait: Annotated[
-        int, Query(ge=0, le=MAX_WAIT, description="Seconds to wait for a new event (0-25).")
-    ] = 0,
+    cursor: Annotated[str | None, _query("subscribe", "cursor")] = None,
+    types: Annotated[list[str] | None, _query("subscribe", "types")] = None,
+    wait: Annotated[int, _query("subscribe", "wait")] = 0,
     limit: PageLimit = STEPS_PAGE,
 ) -> SubscriptionBody:
     """The events after the cursor, or the first new one within ``wait`` seconds."""
@@ -398,13 +270,7 @@ def subscribe(
     )
 
 
-@_route(
-    "PATCH",
-    "/workflows/<name>/instances/<instance_id>/status",
-    summary="Pause, resume, terminate or restart an instance",
-    tags=["instances"],
-    fails=(400, 404, 409, 413, 415),
-)
+@_route
 def change_status(
     name: WorkflowName, instance_id: InstanceId, change: Annotated[StatusChange, Body()]
 ) -> InstanceHandle:
@@ -414,15 +280,7 @@ def change_status(
     return InstanceHandle.model_validate(answer)
 
 
-@_route(
-    "POST",
-    "/workflows/<name>/instances/<instance_id>/events/<event_type>",
-    summary="Send an event to an instance",
-    description="Buffered until the instance's next wait_for_event of this type.",
-    tags=["instances"],
-    ok=(202,),
-    fails=(400, 404, 409, 413, 415),
-)
+@_route
 def send_event(
     name: WorkflowName,
     instance_id: InstanceId,

@@ -46,7 +46,7 @@ def read(method: str, path: str, body: Any = None, **options: Any) -> tuple[Any,
         found = route.pattern.match(path) if route.method == method else None
         if found:
             try:
-                return route.read(direct._Request(event, found.groupdict()))
+                return route.read(direct._Request(event, found.groupdict(), route.declared))
             except direct._Unread:
                 return None
     return None
