@@ -16,8 +16,8 @@ from lambda_workflows import InstanceNotFound, WorkflowEntrypoint, WorkflowEvent
 from lambda_workflows.engine.children import child_id
 from lambda_workflows.engine.errors import InfrastructureError
 from lambda_workflows.engine.model import InstanceRef
+from tests.aws_faults import Faults
 
-from .faults import Faults
 from .test_costs import count_calls
 
 

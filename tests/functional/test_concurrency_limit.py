@@ -24,8 +24,8 @@ from lambda_workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
 from lambda_workflows.engine.slots import line_key
 from lambda_workflows.engine.versions import PARK_RETRY_SECONDS
 from lambda_workflows.testing import Crash, WorkflowTestEnv
+from tests.aws_faults import Faults
 
-from .faults import Faults
 from .test_costs import count_calls
 
 LIMIT = 5

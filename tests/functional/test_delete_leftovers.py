@@ -24,8 +24,7 @@ from lambda_workflows.engine.errors import InfrastructureError
 from lambda_workflows.engine.model import EntryKind, InstanceRef, JournalEntry
 from lambda_workflows.engine.recovery import SWEEP_MARGIN
 from lambda_workflows.testing import WorkflowTestEnv
-
-from .faults import Faults
+from tests.aws_faults import Faults
 
 BIG = base64.b64encode(os.urandom(400_000)).decode()  # params kept in chunk items
 ran: Counter[str] = Counter()

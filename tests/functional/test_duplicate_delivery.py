@@ -12,9 +12,9 @@ from typing import Any
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.engine.model import InstanceRef
 from lambda_workflows.entrypoints import runner
-from lambda_workflows.local.aws import LambdaContext, sqs_event
+from lambda_workflows.local.embedded import LambdaContext, sqs_event
+from tests.aws_faults import Faults
 
-from .faults import Faults
 from .workflows_under_test import calls, count
 
 # called once from inside step "one" (while its runner is busy), then cleared

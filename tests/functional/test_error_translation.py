@@ -24,8 +24,7 @@ from lambda_workflows.engine.errors import (
     WorkflowError,
 )
 from lambda_workflows.engine.model import InstanceRef
-
-from .faults import Faults
+from tests.aws_faults import Faults
 
 REF = InstanceRef("naps", "n-1")
 

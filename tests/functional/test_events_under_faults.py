@@ -15,8 +15,7 @@ from lambda_workflows.engine.recovery import SWEEP_MARGIN
 from lambda_workflows.engine.service import InstanceService
 from lambda_workflows.entrypoints import sweep
 from lambda_workflows.testing import VirtualClock, WorkflowTestEnv
-
-from .faults import Faults
+from tests.aws_faults import Faults
 
 
 class TwoApprovals(WorkflowEntrypoint):

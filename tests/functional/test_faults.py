@@ -13,8 +13,8 @@ from lambda_workflows.aws.tombstones import DELETED_SHARDS
 from lambda_workflows.engine.model import EntryKind, InstanceRef
 from lambda_workflows.engine.recovery import DUE_SHARDS, SWEEP_MARGIN
 from lambda_workflows.entrypoints import sweep
+from tests.aws_faults import Faults
 
-from .faults import Faults
 from .workflows_under_test import ThreeSteps, calls, count
 
 

@@ -20,8 +20,7 @@ import pytest
 from lambda_workflows import WorkflowEntrypoint
 from lambda_workflows.entrypoints import sweep
 from lambda_workflows.testing import WorkflowTestEnv
-
-from .faults import Faults
+from tests.aws_faults import Faults
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 ONE = "hourly-20250101T010000Z"

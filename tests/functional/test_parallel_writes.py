@@ -18,8 +18,8 @@ from lambda_workflows.engine import codec
 from lambda_workflows.engine.journal import step_key
 from lambda_workflows.engine.model import EntryKind, InstanceRef, JournalEntry
 from lambda_workflows.testing import Crash
+from tests.aws_faults import Faults
 
-from .faults import Faults
 from .test_faults import journal_put_of
 from .workflows_under_test import calls, count
 

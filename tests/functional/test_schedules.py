@@ -16,8 +16,7 @@ from lambda_workflows.aws.recurring import RECURRING_PREFIX
 from lambda_workflows.engine.schedules import schedules_of
 from lambda_workflows.entrypoints import sweep
 from lambda_workflows.testing import WorkflowTestEnv
-
-from .faults import Faults
+from tests.aws_faults import Faults
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""Fault scripts and the botocore event hooks that play them.
+"""Fault scripts, played on the AWS calls by the shared injector (:mod:`tests.aws_faults`).
 
 Every AWS call a handler makes (API, runner, sweep; each through its own runtime's clients) is
 numbered in order. A fault script is a list of ``(call number, kind)``: the fault fires at the
@@ -25,34 +25,22 @@ forget         (a canary, never drawn at random) a journal write succeeds, then 
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
-
 from lambda_workflows.testing import Crash
+from tests import aws_faults
+from tests.aws_faults import DROPPABLE, AwsCall, answered, journal_items
 
 CALL_KINDS = ("throttle", "server_error", "connection", "ambiguous", "crash_before", "crash_after")
 KINDS = (
     *CALL_KINDS,
     *("drop", "duplicate", "concurrent", "takeover", "skew", "drop_firing", "forget"),
 )
-DROPPABLE = {"SendMessage", "SendMessageBatch", "CreateSchedule"}
 RUNNER_KINDS = {"duplicate", "concurrent", "takeover"}
 COPY = "copy:"  # receipt handles of the deliveries the driver makes up (duplicates, takeovers)
-_THROTTLE = {
-    "dynamodb": ("ProvisionedThroughputExceededException", "ThrottlingException"),
-    "sqs": ("ThrottlingException", "RequestThrottled"),
-    "scheduler": ("ThrottlingException", "ThrottlingException"),
-}
-_SERVER = {
-    "dynamodb": (("InternalServerError", 500), ("ServiceUnavailable", 503)),
-    "sqs": (("InternalError", 500), ("ServiceUnavailable", 503)),
-    "scheduler": (("InternalServerException", 500), ("InternalServerException", 500)),
-}
 
 
 @dataclass(frozen=True, order=True)
@@ -106,13 +94,6 @@ class Invocation:
     dead: bool = False  # a crash was injected: nothing after it reaches AWS
 
 
-class _Answer:
-    """The HTTP side of a faked successful answer (a dropped call)."""
-
-    status_code = 200
-    headers: dict[str, str] = {}  # noqa: RUF012 - never mutated
-
-
 NestedRunner = Callable[[str, Call], None]
 
 
@@ -152,14 +133,10 @@ class FaultInjector:
     def attach(self, client: Any, container: str, role: str) -> None:
         """Number and fault every call ``client`` makes, as ``container`` (a ``role``)."""
 
-        def before(event_name: str, context: dict[str, Any], params: Any, **_: Any) -> Any:
-            return self._before(event_name, context, params, container, role)
+        def before(call: AwsCall) -> Any:
+            return self._before(call, container, role)
 
-        def after(event_name: str, context: dict[str, Any], http_response: Any, **_: Any) -> None:
-            self._after(context, http_response)
-
-        client.meta.events.register("before-call", before)
-        client.meta.events.register("after-call", after)
+        aws_faults.attach(client, before, self._after)
 
     # --- invocations ------------------------------------------------------------------------
 
@@ -195,27 +172,16 @@ class FaultInjector:
 
     # --- the hooks --------------------------------------------------------------------------
 
-    def _before(
-        self, event_name: str, context: dict[str, Any], params: Any, container: str, role: str
-    ) -> Any:
-        _, service, operation = event_name.split(".", 2)
+    def _before(self, aws: AwsCall, container: str, role: str) -> Any:
         if self.dead():
             # A crash is modelled by an exception, which code may catch (asyncio.gather with
             # return_exceptions=True does): the process is gone all the same, so nothing it
             # does afterwards reaches AWS.
             raise Crash(f"{container} already died")
         self.calls += 1
-        call = Call(self.calls, container, role, f"{service}.{operation}")
+        call = aws.notes["call"] = Call(self.calls, container, role, aws.name)
         self.trace.append(call)
-        if service == "dynamodb" and operation in ("PutItem", "TransactWriteItems"):
-            context["sim_journal"] = _journal_items(operation, params)
-        if operation == "SendMessageBatch":
-            context["sim_batch_ids"] = [e["Id"] for e in _body(params).get("Entries", [])]
-        if operation == "ChangeMessageVisibility":
-            body = _body(params)
-            context["sim_visibility"] = (body["ReceiptHandle"], int(body["VisibilityTimeout"]))
-        context["sim_call"] = call
-        journal = bool(context.get("sim_journal")) and operation == "PutItem"
+        journal = aws.operation == "PutItem" and bool(journal_items(aws))
         fault = self._take_where(
             lambda f: f.at <= call.number and self._applies(f.kind, call, journal)
         )
@@ -223,29 +189,29 @@ class FaultInjector:
             self.fired.append((fault, call))
             if self.stack:
                 self.stack[-1].faults.append(f"{fault.kind} at {call}")
-            answer = self._play(fault.kind, call, service, operation, context)
+            answer = self._play(fault.kind, call, aws)
             if answer is not None:
                 return answer
-        receipt = context.get("sim_visibility", ("",))[0]
-        if receipt.startswith(COPY):  # a delivery the driver made up: SQS never saw it
-            return _Answer(), {"ResponseMetadata": {"HTTPStatusCode": 200, "HTTPHeaders": {}}}
+        receipt = aws.payload.get("ReceiptHandle", "")
+        if aws.operation == "ChangeMessageVisibility" and receipt.startswith(COPY):
+            return answered({})  # a delivery the driver made up: SQS never saw it
         return None
 
-    def _after(self, context: dict[str, Any], http_response: Any) -> None:
-        if http_response.status_code < 300:
-            for item in context.get("sim_journal", ()):
+    def _after(self, aws: AwsCall, status: int) -> None:
+        if status < 300:
+            for item in journal_items(aws):
                 self.journal_puts[item] += 1
-            if "sim_visibility" in context:
-                receipt, seconds = context["sim_visibility"]
-                self.visibility[receipt] = seconds
-        after = context.pop("sim_after", None)
+            if aws.operation == "ChangeMessageVisibility":
+                receipt = aws.payload["ReceiptHandle"]
+                self.visibility[receipt] = int(aws.payload["VisibilityTimeout"])
+        after = aws.notes.pop("after", None)
         if after == "ambiguous":
-            raise ReadTimeoutError(endpoint_url=_endpoint(context))
+            aws_faults.play("timeout", aws, where=str(aws.notes["call"]))
         if after == "crash_after":
             self.stack[-1].dead = True
-            raise Crash(f"injected crash after call {context['sim_call']}")
+            raise Crash(f"injected crash after call {aws.notes['call']}")
         if after == "forget" and self.forget is not None:
-            for item in context.get("sim_journal", ()):
+            for item in journal_items(aws):
                 self.forget(item)
 
     def _take_where(self, wanted: Callable[[Fault], bool]) -> Fault | None:
@@ -276,73 +242,22 @@ class FaultInjector:
             )
         return False
 
-    def _play(
-        self, kind: str, call: Call, service: str, operation: str, context: dict[str, Any]
-    ) -> Any:
-        if kind == "throttle":
-            code = _THROTTLE[service][call.number % 2]
-            raise ClientError(_error(code, 400, "Rate exceeded (injected)"), operation)
-        if kind == "server_error":
-            code, status = _SERVER[service][call.number % 2]
-            raise ClientError(_error(code, status, "injected server error"), operation)
+    def _play(self, kind: str, call: Call, aws: AwsCall) -> Any:
+        if kind in ("throttle", "server_error"):
+            aws_faults.play(kind, aws, variant=call.number)
         if kind == "connection":
-            raise EndpointConnectionError(endpoint_url=_endpoint(context))
+            aws_faults.play("unreachable", aws, where=str(call))
         if kind == "crash_before":
             self.stack[-1].dead = True
             raise Crash(f"injected crash before call {call}")
         if kind in ("ambiguous", "crash_after", "forget"):
-            context["sim_after"] = kind
+            aws.notes["after"] = kind
             return None
         if kind == "drop":
-            return _Answer(), _dropped_answer(operation, context)
+            return aws_faults.play("drop", aws)
         if kind == "duplicate":
             self.stack[-1].duplicate = True
             return None
         assert self.on_nested is not None
         self.on_nested(kind, call)
         return None
-
-
-def _error(code: str, status: int, message: str) -> Any:
-    return {
-        "Error": {"Code": code, "Message": message},
-        "ResponseMetadata": {"HTTPStatusCode": status, "HTTPHeaders": {}},
-    }
-
-
-def _endpoint(context: dict[str, Any]) -> str:
-    return f"https://aws.invalid/{context.get('sim_call', '')}"
-
-
-def _body(params: Any) -> dict[str, Any]:
-    try:
-        body = json.loads(params["body"])
-    except (KeyError, TypeError, ValueError):
-        return {}
-    return body if isinstance(body, dict) else {}
-
-
-def _journal_items(operation: str, params: Any) -> list[str]:
-    """``pk/sk`` of the journal items a PutItem / TransactWriteItems writes."""
-    body = _body(params)
-    if operation == "PutItem":
-        items = [body.get("Item", {})]
-    else:
-        items = [a["Put"]["Item"] for a in body.get("TransactItems", []) if "Put" in a]
-    found = []
-    for item in items:
-        sk = item.get("sk", {}).get("S", "")
-        if sk.startswith("J#") and "\x1dc" not in sk:
-            found.append(f"{item['pk']['S']}/{sk}")
-    return found
-
-
-def _dropped_answer(operation: str, context: dict[str, Any]) -> dict[str, Any]:
-    meta = {"ResponseMetadata": {"HTTPStatusCode": 200, "HTTPHeaders": {}}}
-    if operation == "SendMessage":
-        return {"MessageId": "dropped", "MD5OfMessageBody": "", **meta}
-    if operation == "SendMessageBatch":
-        entries = context.get("sim_batch_ids", [])
-        successful = [{"Id": i, "MessageId": "dropped", "MD5OfMessageBody": ""} for i in entries]
-        return {"Successful": successful, "Failed": [], **meta}
-    return {"ScheduleArn": "arn:aws:scheduler:us-east-1:123456789012:schedule/dropped", **meta}

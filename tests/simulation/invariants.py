@@ -25,6 +25,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from lambda_workflows.aws.items import instance_pk
+
 from . import features
 from .model import Expected, expect_role, recorded_value
 from .outcome import InstanceOutcome, RunResult
@@ -84,7 +86,8 @@ def check(program: Program, run: RunResult, reference: RunResult | None = None) 
         found += _instance(expected, outcome, twin, run)
     # a deleted instance's journal is gone (its cleanup removes what a runner that loaded it
     # before the delete writes afterwards: a second put of one key is no second record)
-    deleted = {f"I#{o.workflow}#{o.id}/" for o in run.instances.values() if o.status == "deleted"}
+    gone = [o for o in run.instances.values() if o.status == "deleted"]
+    deleted = {f"{instance_pk(o.workflow, o.id)}/" for o in gone}
     for item, count in sorted(run.journal_puts.items()):
         if count > 1 and not item.startswith(tuple(deleted)):
             found.append(Violation("recorded-once", f"journal item {item} written {count} times"))

@@ -80,7 +80,7 @@ def read_instances(world: World, top: list[str], workflow: str) -> dict[str, Ins
     known = {(o.workflow, o.id) for o in found.values()}
     roles = {(o.workflow, o.id): role for role, o in found.items()}
     for name in (WORKFLOW, CHILD, LIMITED, SCHEDULED):
-        for pk in world.partitions(f"I#{name}#"):
+        for pk in world.partitions(it.instance_pk(name, "")):
             ref = it.instance_ref(pk)
             assert ref is not None
             if (ref.workflow, ref.id) in known:

@@ -24,6 +24,7 @@ from typing import Any
 
 from lambda_workflows.aws.dynamodb import DynamoStore
 from lambda_workflows.aws.firings import DynamoFiringLedger
+from lambda_workflows.aws.items import INSTANCE_SK, instance_pk
 from lambda_workflows.aws.recurring import RECURRING_PREFIX, SCHEDULED_TIME, RecurringSchedules
 from lambda_workflows.aws.runtime import LAMBDA_RUNNER, AwsRuntime, build_runtime
 from lambda_workflows.aws.sqs import parse_work_message
@@ -328,8 +329,8 @@ class World:
         moto's table without a call: cheap enough to look at every step."""
         from moto.dynamodb.models.dynamo_type import DynamoType
 
-        prefix = f"I#{workflow}#"
-        instance_sk = DynamoType({"S": "I"})
+        prefix = instance_pk(workflow, "")
+        instance_sk = DynamoType({"S": INSTANCE_SK})
         found = {}
         for key, items in list(self._table().items.items()):
             if not str(key.value).startswith(prefix):

@@ -17,7 +17,7 @@ from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.entrypoints.api import STEP_OUTPUT_CAP, app
 from lambda_workflows.testing import WorkflowTestEnv
 from lambda_workflows.text_timeline import render
-from tests.functional.faults import Faults
+from tests.aws_faults import Faults
 
 from .conftest import Api
 

@@ -26,7 +26,7 @@ from lambda_workflows.entrypoints import sweep
 from lambda_workflows.infra.intrinsics import Values, resolve
 from lambda_workflows.infra.template import load_template, parameter_defaults
 from lambda_workflows.testing import WorkflowTestEnv
-from tests.functional.faults import Faults
+from tests.aws_faults import Faults
 
 from .conftest import Api, sample
 
