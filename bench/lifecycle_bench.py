@@ -32,7 +32,7 @@ from lambda_workflows.aws.eventbridge import EventBridgePublisher
 from lambda_workflows.aws.runtime import LAMBDA_RUNNER
 from lambda_workflows.aws.table_stream import VIEW_TYPE
 from lambda_workflows.entrypoints.lifecycle import make_handler
-from lambda_workflows.local.aws import LambdaContext
+from lambda_workflows.local.embedded import LambdaContext
 from lambda_workflows.testing import WorkflowTestEnv
 
 PUT_LATENCY = 0.02  # seconds slept before every PutEvents call (modelled, not measured)

@@ -25,7 +25,7 @@ from lambda_workflows.aws.eventbridge import EventBridgePublisher
 from lambda_workflows.engine.lifecycle import SOURCE
 from lambda_workflows.entrypoints.lifecycle import make_handler
 from lambda_workflows.infra.template import load_template, resource
-from lambda_workflows.local.aws import LambdaContext
+from lambda_workflows.local.embedded import LambdaContext
 from lambda_workflows.testing import TestInstance, WorkflowTestEnv
 from tests.infra.test_least_privilege import granted
 

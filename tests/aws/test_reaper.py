@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.aws.items import JOURNAL_HORIZON
 from lambda_workflows.aws.reaper import CLOCK_MARGIN
-from lambda_workflows.local.aws import LambdaContext
+from lambda_workflows.local.embedded import LambdaContext
 from lambda_workflows.testing import WorkflowTestEnv
 from tests.infra.test_least_privilege import granted
 

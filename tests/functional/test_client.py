@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from lambda_workflows import InstanceAlreadyExists, InstanceNotFound, InvalidTransition
-from lambda_workflows.aws.runtime import set_runtime
+from lambda_workflows.aws.runtime import get_runtime
 from lambda_workflows.client import Workflow
 
 from .workflows_under_test import Lifecycle
@@ -21,9 +21,9 @@ def from_environment(aws_env: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     for name, value in env.aws.environment.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("WORKFLOWS", "lifecycle=tests.functional.workflows_under_test:Lifecycle")
-    set_runtime(None)  # the client builds its runtime from the environment
+    get_runtime.cache_clear()  # the client builds its runtime from the environment
     yield env
-    set_runtime(None)
+    get_runtime.cache_clear()
 
 
 def test_client_creates_controls_and_reads_instances(from_environment: Any) -> None:

@@ -68,7 +68,7 @@ def test_two_runners_at_once_first_writer_wins_and_the_instance_completes_once(
     finished: list[Any] = []
 
     def runner_b() -> None:
-        env.store.break_lease(ref)  # A's lease expired
+        env.clock.advance(env.runner.settings.lease_seconds + 1)  # A's lease expired
         finished.append(asyncio.run(env.runner.advance(ref)))
 
     SlowFirstStep.second_runner = runner_b

@@ -30,7 +30,7 @@ from lambda_workflows import (
     Workflow,
     WorkflowError,
 )
-from lambda_workflows.aws.runtime import set_runtime
+from lambda_workflows.aws.runtime import get_runtime
 from lambda_workflows.client import WorkflowInstance
 from lambda_workflows.engine.errors import ConfigurationError, InfrastructureError
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef
@@ -289,7 +289,7 @@ def test_without_a_url_or_the_stacks_variables_the_error_says_how_to_reach_the_a
     # GIVEN a script's environment: no WORKFLOWS_URL, none of the variables a Lambda gets
     for name in (URL_VARIABLE, "TABLE_NAME", "WORK_QUEUE_URL", "WORK_QUEUE_ARN"):
         monkeypatch.delenv(name, raising=False)
-    set_runtime(None)
+    get_runtime.cache_clear()
 
     # WHEN the client is used in the direct mode
     with pytest.raises(ConfigurationError) as caught:
@@ -299,7 +299,7 @@ def test_without_a_url_or_the_stacks_variables_the_error_says_how_to_reach_the_a
     message = str(caught.value)
     assert "TABLE_NAME" in message and "url=" in message and URL_VARIABLE in message
     assert "lambda-workflows dev` locally" not in message
-    set_runtime(None)
+    get_runtime.cache_clear()
 
 
 def test_an_api_nobody_answers_at_is_a_retryable_infrastructure_error() -> None:

@@ -20,7 +20,6 @@ import threading
 from collections import Counter
 from typing import Any
 
-from lambda_workflows.aws.runtime import set_runtime
 from lambda_workflows.engine.firing_recovery import FIRING_GRACE
 from lambda_workflows.engine.schedules import Schedule, firing_id, scheduled_time
 from lambda_workflows.local.embedded import scheduler_input
@@ -88,7 +87,6 @@ class Driver(DirectWakeUps):
         self._inflight: list[tuple[float, dict[str, Any], bool]] = []  # died with their invocation
         self._resends: list[tuple[float, str]] = []  # copies given back later
         self._records: list[dict[str, Any]] = []  # the message of each runner in progress
-        self._containers: list[str] = []
         self._invocations = 0
         self._swept_after: list[Any] = []
         self._start = world.clock.time()
@@ -426,15 +424,11 @@ class Driver(DirectWakeUps):
             self.world.faults.end(invocation)
 
     def _call(self, container: str, handler: Any, *args: Any) -> Any:
-        """Call a handler as ``container`` (its runtime is the process's for the call)."""
-        self._containers.append(container)
-        set_runtime(self.world.containers[container])
+        """Call a handler as ``container`` (on that container's runtime)."""
         try:
-            return handler(*args)
+            return handler(self.world.containers[container], *args)
         finally:
             metrics().clear_metrics()  # disabled, they would pile up
-            self._containers.pop()
-            set_runtime(self.world.containers[self._containers[-1]] if self._containers else None)
 
     # --- events and the control operation ------------------------------------------------------
 

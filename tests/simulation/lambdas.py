@@ -1,4 +1,5 @@
-"""The four Lambda handlers as the driver calls them, and the events they take.
+"""The four Lambda handlers as the driver calls them, each on the runtime of the container
+that runs it (the entrypoints' ``make_handler``), and the events they take.
 
 The handler modules are imported on first call: they read the workflow registry at import.
 """
@@ -9,7 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lambda_workflows.local.aws import LambdaContext, sqs_event
+from lambda_workflows.aws.runtime import AwsRuntime
+from lambda_workflows.local.embedded import LambdaContext, sqs_event
 
 __all__ = ["api", "api_event", "context", "runner", "sqs_event", "sweep", "trigger"]
 
@@ -17,32 +19,32 @@ _SAMPLE = Path(__file__).resolve().parents[1] / "events" / "api_send_event.json"
 _TEMPLATE: dict[str, Any] = json.loads(_SAMPLE.read_text())
 
 
-def runner(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def runner(runtime: AwsRuntime, event: dict[str, Any], context: Any) -> dict[str, Any]:
     """RunnerFunction."""
-    from lambda_workflows.entrypoints.runner import handler
+    from lambda_workflows.entrypoints.runner import make_handler
 
-    return handler(event, context)
+    return make_handler(runtime)(event, context)
 
 
-def sweep(event: dict[str, Any], context: Any) -> dict[str, int]:
+def sweep(runtime: AwsRuntime, event: dict[str, Any], context: Any) -> dict[str, int]:
     """SweepFunction."""
-    from lambda_workflows.entrypoints.sweep import handler
+    from lambda_workflows.entrypoints.sweep import make_handler
 
-    return handler(event, context)
+    return make_handler(runtime)(event, context)
 
 
-def trigger(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def trigger(runtime: AwsRuntime, event: dict[str, Any], context: Any) -> dict[str, Any]:
     """TriggerFunction."""
-    from lambda_workflows.entrypoints.trigger import handler
+    from lambda_workflows.entrypoints.trigger import make_handler
 
-    return handler(event, context)
+    return make_handler(runtime)(event, context)
 
 
-def api(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def api(runtime: AwsRuntime, event: dict[str, Any], context: Any) -> dict[str, Any]:
     """ApiFunction."""
-    from lambda_workflows.entrypoints.api import handler
+    from lambda_workflows.entrypoints.api import make_handler
 
-    return handler(event, context)
+    return make_handler(runtime)(event, context)
 
 
 def context(function: str = "RunnerFunction") -> LambdaContext:

@@ -1,5 +1,5 @@
 """The embedded AWS one worker process reuses for every case: moto provisioned from
-template.yaml (``LocalAws``) with every workflow a program can use registered, and one runtime
+template.yaml (``EmbeddedAws``) with every workflow a program can use registered, and one runtime
 per container — two API containers (one with a clock a few ms behind), two runners per pacing
 (eager and as deployed), the trigger, the sweep — each with its own boto3 clients, so that the
 fault hooks know which handler made a call.
@@ -30,7 +30,7 @@ from lambda_workflows.aws.runtime import LAMBDA_RUNNER, AwsRuntime, build_runtim
 from lambda_workflows.aws.sqs import parse_work_message
 from lambda_workflows.engine.firing_recovery import FiringRecovery
 from lambda_workflows.engine.schedules import Schedule, scheduled_time
-from lambda_workflows.local.aws import TEST_RUNNER, LocalAws
+from lambda_workflows.local.embedded import TEST_RUNNER, EmbeddedAws
 from lambda_workflows.testing import VirtualClock
 
 from . import fastmoto
@@ -108,7 +108,7 @@ class World:
         quiet_lambdas()
         fastmoto.install()
         self.clock = SimClock(START)
-        self.aws = LocalAws(WORKFLOWS, self.clock)
+        self.aws = EmbeddedAws(WORKFLOWS, self.clock)
         self.settings = self.aws.settings
         self.faults = FaultInjector()
         self.faults.forget = self._forget

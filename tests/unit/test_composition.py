@@ -87,15 +87,18 @@ def test_the_cycle_check_finds_a_deferred_import_back(tmp_path: Path) -> None:
     assert set(imported(source, "mod")) == {"typing", "typing.TYPE_CHECKING", "deferred"}
 
 
-def test_only_the_lambda_runtime_module_names_set_runtime() -> None:
-    # The local runtime and the test kit hand their runtime to make_handler: nothing swaps
-    # the process's runtime under a handler.
+def test_nothing_swaps_the_process_runtime_under_a_handler() -> None:
+    # The local runtime, the test kit and the simulation hand their runtime to make_handler;
+    # the process's runtime is only ever the one get_runtime builds from the environment.
+    from lambda_workflows.aws import runtime
+
+    assert not hasattr(runtime, "set_runtime")
     users = [
         str(path.relative_to(PACKAGE))
         for path in PACKAGE.rglob("*.py")
         if "set_runtime" in path.read_text(encoding="utf-8")
     ]
-    assert users == ["aws/runtime.py"]
+    assert users == []
 
 
 @pytest.mark.parametrize("entrypoint", ENTRYPOINTS)
@@ -113,9 +116,7 @@ def test_a_module_name_says_its_role_once() -> None:
     assert {"entrypoints/runner.py", "engine/advance.py"} <= names
     assert "engine/runner.py" not in names
     assert {"engine/timeline.py", "text_timeline.py"} <= names and "timeline.py" not in names
-    assert "local/embedded.py" in names  # local/aws.py only re-exports it for old imports
+    assert "local/embedded.py" in names and "local/aws.py" not in names
     from lambda_workflows.entrypoints import api_models
-    from lambda_workflows.local import aws, embedded
 
-    assert aws.LocalAws is embedded.EmbeddedAws
     assert not {"NewInstance", "BatchResult"} & set(api_models.__all__)

@@ -785,19 +785,6 @@ class DynamoStore:
 
         return DynamoSlots(self.client, self.table)
 
-    def break_lease(self, ref: InstanceRef) -> None:
-        """Drop a dead invocation's lease, as if it had expired (test kit)."""
-        with contextlib.suppress(_ConditionFailed):
-            _boundary_raw(
-                lambda: self.client.update_item(
-                    TableName=self.table,
-                    Key=self._key(ref, it.INSTANCE_SK),
-                    UpdateExpression="REMOVE lease_owner, lease_expires_at, lease_delivery",
-                    # an update never creates the item of a deleted instance
-                    ConditionExpression="attribute_exists(pk)",
-                )
-            )
-
     # --- helpers --------------------------------------------------------------------------
 
     def _key(self, ref: InstanceRef, sk: str) -> dict[str, Any]:

@@ -200,27 +200,14 @@ def _store(session: Any, settings: AwsSettings, clock: Clock, parallel: bool) ->
     )
 
 
-_RUNTIME: AwsRuntime | None = None
-
-
+@functools.cache
 def get_runtime() -> AwsRuntime:
     """The runtime of this process, built from the environment on first use: the resources
     (:class:`AwsSettings`), the workflows (``WORKFLOWS``) and the ``self.env`` values
     (``WORKFLOW_ENV_<NAME>`` variables are readable as ``self.env.<NAME>``)."""
-    global _RUNTIME
-    if _RUNTIME is None:
-        values = {
-            key.removeprefix("WORKFLOW_ENV_"): value
-            for key, value in os.environ.items()
-            if key.startswith("WORKFLOW_ENV_")
-        }
-        _RUNTIME = build_runtime(AwsSettings.from_env(), load_workflows(), env_values=values)
-    return _RUNTIME
-
-
-def set_runtime(runtime: AwsRuntime | None) -> None:
-    """Make ``runtime`` the one :func:`get_runtime` answers (None: build it again from the
-    environment). For tests that call the entrypoints' module-level ``handler``; the local
-    runtime and the test kit pass theirs to ``make_handler`` instead."""
-    global _RUNTIME
-    _RUNTIME = runtime
+    values = {
+        key.removeprefix("WORKFLOW_ENV_"): value
+        for key, value in os.environ.items()
+        if key.startswith("WORKFLOW_ENV_")
+    }
+    return build_runtime(AwsSettings.from_env(), load_workflows(), env_values=values)

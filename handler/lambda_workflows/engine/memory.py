@@ -360,14 +360,6 @@ class MemoryStore:
 
     # --- for the test kit -----------------------------------------------------------------
 
-    def break_lease(self, ref: InstanceRef) -> None:
-        """Drop a dead invocation's lease, as if it had expired."""
-        with self._lock:
-            stored = self._stored(ref)
-            stored.record = dataclasses.replace(
-                stored.record, lease_owner=None, lease_expires_at=None, lease_delivery=None
-            )
-
     def journal(self, ref: InstanceRef) -> list[JournalEntry]:
         """The current generation's journal entries in recording order."""
         return sorted(self.load(ref).entries, key=lambda e: (e.at, e.key))
