@@ -140,6 +140,7 @@ class Faults:
     clients: list[Any]
     armed: list[_Armed] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
+    payloads: list[AwsCall] = field(default_factory=list)  # every call, with its parameters
     # journal writes go out from several threads at once (see lambda_workflows.aws.journal_writes)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -162,9 +163,14 @@ class Faults:
         """Faults fired so far on ``operation``."""
         return sum(a.fired for a in self.armed if a.operation == operation)
 
-    def count(self, operation: str) -> int:
-        """Calls of ``operation`` made so far (faulted or not)."""
-        return self.calls.count(operation)
+    def count(self, operation: str, match: Match | None = None) -> int:
+        """Calls of ``operation`` made so far (faulted or not), those matching ``match`` only
+        when it is given."""
+        return sum(
+            1
+            for call in self.payloads
+            if call.name == operation and (match is None or match(call.payload))
+        )
 
     def _take(self, call: AwsCall, kinds: tuple[str, ...]) -> str | None:
         with self._lock:
@@ -181,6 +187,7 @@ class Faults:
 
     def _before(self, call: AwsCall) -> Any:
         self.calls.append(call.name)
+        self.payloads.append(call)
         kind = self._take(call, BEFORE_KINDS)
         return None if kind is None else play(kind, call)
 
