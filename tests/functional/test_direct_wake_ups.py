@@ -13,8 +13,8 @@ from lambda_workflows.aws.wake_events import LeaseHeldByThisWakeUp
 from lambda_workflows.engine.errors import InfrastructureError, SuspendReason
 from lambda_workflows.engine.model import InstanceRef
 from lambda_workflows.local.embedded import LambdaContext, invocation_record, scheduler_input
+from tests.aws_faults import Faults
 
-from .faults import Faults
 from .workflows_under_test import Lifecycle
 
 REF = InstanceRef("lifecycle", "order-1")
