@@ -53,23 +53,24 @@ def test_a_1_kb_step_result_with_its_keys_is_2_write_units() -> None:
 
 def test_a_day_of_sleep_is_counted_call_by_call() -> None:
     run = measure(Nap, "nap-test")
-    # create (put, message); invocation 1: lease, load, the sleep's entry, its schedule, wait;
-    # invocation 2 (the schedule fired): lease, load, end
+    # create (put, message); invocation 1: load, the sleep's entry, its schedule, wait;
+    # invocation 2 (the schedule fired): load, end. Neither runs step code, so neither takes
+    # the lease (lambda_workflows.engine.lazy_lease)
     assert run.meter.calls == Counter(
         {
             "dynamodb.PutItem": 2,
-            "dynamodb.UpdateItem": 4,
+            "dynamodb.UpdateItem": 2,
             "dynamodb.Query": 2,
             "sqs.SendMessage": 1,
             "scheduler.CreateSchedule": 1,
         }
     )
     assert len(run.invocations) == 2
-    assert run.meter.write_units == 6
+    assert run.meter.write_units == 4
     # by_created is written at the creation and rewritten in place at each status change (its
-    # key never moves); by_due's key moves at each lease and the wait (a delete and a put) and
-    # leaves at the end: create 1 + 1, leases and the wait 1 + 2 each, the end 1 + 1
-    assert run.meter.index_write_units == 2 + 3 + 3 + 3 + 2
+    # key never moves); by_due's key moves at the wait (a delete and a put) and leaves at the
+    # end: create 1 + 1, the wait 1 + 2, the end 1 + 1
+    assert run.meter.index_write_units == 2 + 3 + 2
 
 
 def test_every_price_says_where_it_is_published_and_none_is_guessed() -> None:
@@ -125,15 +126,15 @@ def test_an_api_request_is_billed_at_the_price_of_the_api_the_template_deploys()
 
 def test_an_hour_waiting_for_an_event_is_counted_call_by_call() -> None:
     run = measure(Approval, "approval-test", approved_after=APPROVED_AFTER)
-    # create (put, message); invocation 1: lease, load, the wait's entry, its timeout's
-    # schedule, wait; the event an hour later, through the API (two reads, one transaction,
-    # the wake-up message); invocation 2: lease, load, the event's entry, the timeout's
+    # create (put, message); invocation 1: load, the wait's entry, its timeout's schedule,
+    # wait; the event an hour later, through the API (two reads, one transaction, the wake-up
+    # message); invocation 2: load, the event's entry, the timeout's
     # schedule deleted (the event came first: it would fire for nothing), end. Nothing fires
     # a day after creation.
     assert run.meter.calls == Counter(
         {
             "dynamodb.PutItem": 3,
-            "dynamodb.UpdateItem": 4,
+            "dynamodb.UpdateItem": 2,
             "dynamodb.Query": 2,
             "dynamodb.GetItem": 2,
             "dynamodb.TransactWriteItems": 1,

@@ -1,5 +1,5 @@
-"""Advancing one instance: lease, load, replay, then persist what happened — with no I/O of
-its own beyond the ports.
+"""Advancing one instance: load, replay (leased when it runs code), then persist what happened
+— with no I/O of its own beyond the ports.
 
 One call of :meth:`Runner.advance` is what one work-queue message triggers. It keeps replaying
 in the same invocation while that is useful (short retry delays, signals that arrived
@@ -38,6 +38,11 @@ or its invocation died (the queue hides a message longer than a runner runs), so
 using that lease. The runner that loses its lease that way stops at its next look at its lease,
 and every write it still makes is conditional (first writer wins, ``version``): the journal stays
 right either way.
+
+The lease is lazy (see :mod:`lambda_workflows.engine.lazy_lease`): the runner loads and
+replays without it, takes it right before the first new work that runs code, and when the pass
+ends before that, writes where the instance goes in one update conditional on the loaded
+``version`` and on no live lease — the checks the lease would have made.
 """
 
 from __future__ import annotations
@@ -47,15 +52,14 @@ import logging
 import math
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from . import codec
 from .children import Children
 from .clock import Clock
 from .entrypoint import Env, WorkflowEntrypoint, WorkflowEvent
-from .errors import InfrastructureError, SuspendReason
-from .immutable import immutable
+from .errors import InfrastructureError, InstanceNotFound, SuspendReason
 from .journal import Journal
+from .lazy_lease import Lease, LeaseHolder, unleased
 from .links import LinkSigner
 from .model import (
     FINISHED,
@@ -72,6 +76,7 @@ from .operations.base import StepInterceptor
 from .ports import InstanceState, InstanceStore, WakeUpScheduler, WorkQueue
 from .replay import Completed, Failed, Outcome, Replay, RollBack, RolledBack, Suspended
 from .retention import Retention, retention_of
+from .runner_settings import AdvanceResult, RunnerSettings, StatusListener
 from .slots import SlotGate
 from .transitions import (
     KEEP,
@@ -90,56 +95,7 @@ from .versions import PARK_RETRY_SECONDS, class_for, is_parked, not_deployed
 
 log = logging.getLogger("lambda_workflows.runner")
 
-StatusListener = Callable[[InstanceRecord], None]
-
-
-@immutable
-class RunnerSettings:
-    """How the runner paces itself.
-
-    Attributes:
-        lease_seconds: how long a lease lasts before another runner may take over; a little
-            longer than the Lambda timeout.
-        inline_wait: waits up to this many seconds are slept in-process instead of ending the
-            invocation and scheduling a wake-up.
-        margin_seconds: stop (and re-enqueue) when less than this much invocation time is left.
-        signal_interval: look for pause/terminate/restart at most this often (seconds) while
-            steps run; 0 looks before every new step.
-        retention_seconds: how long a finished instance is kept before it expires (TTL),
-            unless its workflow class declares a ``retention`` for its outcome.
-        max_passes: replay passes per invocation before yielding (a guard against loops).
-    """
-
-    lease_seconds: float = 960.0
-    inline_wait: float = 0.0
-    margin_seconds: float = 30.0
-    signal_interval: float = 0.0
-    retention_seconds: float = 30 * 86_400.0
-    max_passes: int = 1_000
-
-
-@immutable
-class LeaseHolder:
-    """Who takes an instance's lease: a work message (``owner``, its id) and which delivery of
-    it (``delivery``, SQS's receive count: 1 the first time); or a wake-up schedule's direct
-    invocation (``owner`` its Scheduler execution id, ``delivery`` its attempt x 1000, and the
-    same wake-up come back through the work queue a later delivery: see
-    :mod:`lambda_workflows.aws.wake_events`). See the module docstring."""
-
-    owner: str
-    delivery: int = 1
-
-
-@dataclass(slots=True)
-class AdvanceResult:
-    """What one advance did, for logs and metrics."""
-
-    status: InstanceStatus | None
-    passes: int = 0
-    skipped: bool = False
-    steps: int = 0  # new steps recorded
-    retries: int = 0  # failed attempts recorded for a retry
-    suspended: SuspendReason | None = None  # why it stopped early, if it did
+__all__ = ["AdvanceResult", "Runner", "RunnerSettings", "StatusListener"]
 
 
 class Runner:
@@ -209,11 +165,12 @@ class Runner:
             InfrastructureError: the store or the queue failed; the lease was given back (when
                 that was possible), nothing is lost, deliver the work again later.
         """
-        holder = LeaseHolder(owner or uuid.uuid4().hex, delivery)
+        lease = Lease(LeaseHolder(owner or uuid.uuid4().hex, delivery))
         try:
-            return await self._advance(ref, remaining, holder)
+            return await self._advance(ref, remaining, lease)
         except Exception:
-            self._release(ref, holder)
+            if lease.taken:
+                self._release(ref, lease.holder)
             raise
 
     def _release(self, ref: InstanceRef, holder: LeaseHolder) -> None:
@@ -225,33 +182,33 @@ class Runner:
             log.warning("could not release the lease of %s: %s", ref, exc)
 
     async def _advance(
-        self, ref: InstanceRef, remaining: Callable[[], float] | None, holder: LeaseHolder
+        self, ref: InstanceRef, remaining: Callable[[], float] | None, lease: Lease
     ) -> AdvanceResult:
-        leased = self._lease(ref, holder)
-        if leased is None:
+        holder = lease.holder
+        state = self._first_load(ref, lease)
+        if state is None:
             return AdvanceResult(None, skipped=True)
-        self._notify(leased)
-        state = self.store.load(ref)
         result = AdvanceResult(None)
         for passes in range(1, self.settings.max_passes + 1):
             result.passes = passes
             record = state.record
-            if not record.held_by(holder.owner, holder.delivery):
+            if lease.taken and not record.held_by(holder.owner, holder.delivery):
                 return result  # our lease was taken over
             transition = self._settled(record)
             if transition is None:
-                outcome = await self._replay(state, holder, remaining, result)
+                outcome = await self._replay(state, lease, remaining, result)
                 if isinstance(outcome, Suspended) and outcome.reason is SuspendReason.LOST:
                     return result
-                if self._should_wait_inline(outcome, remaining):
-                    assert isinstance(outcome, Suspended) and outcome.wake_at is not None
-                    await self.clock.sleep(outcome.wake_at - self.clock.time())
+                record, lease.fresh = lease.fresh or record, None  # leased during the pass
+                transition = await self._after(outcome, record, remaining)
+                if transition is None:  # waited in-process, or a control signal: look again
                     state = self.store.load(ref)
                     continue
-                transition = self._transition_for(outcome, record)
-                if transition is None:  # a control signal: reload and look again
-                    state = self.store.load(ref)
-                    continue
+            if isinstance(transition, StartRollback) and not lease.taken:
+                state = self._lease_and_load(ref, lease)  # the rollbacks run under the lease
+                if state is None:
+                    return result
+                continue
             change = transition.change(record, self.clock.time())
             if record.status_reason is not None and not isinstance(transition, Park):
                 change = dataclasses.replace(change or Change(release=True), status_reason=None)
@@ -259,9 +216,11 @@ class Runner:
                 self.children.finishing(record, change)
             if change is not None:
                 self._drop_stale_wake_up(record, change)
-            updated = self.store.update(ref, record.version, change or Change(release=True))
-            if updated is None:  # something arrived meanwhile: replay with it
-                state = self.store.load(ref)
+            updated = self._write(record, change, lease)
+            if updated is None:  # something arrived meanwhile: replay with it, leased
+                state = self.store.load(ref) if lease.taken else self._lease_and_load(ref, lease)
+                if state is None:
+                    return result
                 continue
             self._notify(updated)
             if self.slots is not None and updated.slot is not None:
@@ -269,15 +228,10 @@ class Runner:
             if change is not None and not change.release:
                 state = self.store.load(ref)  # it keeps the lease: go on (to the rollbacks)
                 continue
-            result.status = updated.status
-            if updated.status is InstanceStatus.PAUSED:
-                result.suspended = SuspendReason.PAUSE
-            elif updated.status in FINISHED:
-                result.suspended = None
-            return result
+            return result.left(updated)
         self.queue.send(ref)
         last = state.record
-        self.store.update(ref, last.version, Yield().change(last, self.clock.time()) or Change())
+        self._write(last, Yield().change(last, self.clock.time()), lease)
         return AdvanceResult(
             state.record.status, self.settings.max_passes, suspended=SuspendReason.YIELD
         )
@@ -296,6 +250,44 @@ class Runner:
         if isinstance(new, float) and math.ceil(new) == math.ceil(old):
             return
         self.scheduler.unschedule(record.ref, old)
+
+    def _first_load(self, ref: InstanceRef, lease: Lease) -> InstanceState | None:
+        """The instance, loaded without a lease when nothing needs one yet (see
+        :mod:`lambda_workflows.engine.lazy_lease`); None when there is nothing to advance:
+        it is gone, finished or paused, or another runner holds it."""
+        if self.slots is not None and self.slots.limited(ref.workflow):
+            return self._lease_and_load(ref, lease)  # its lease takes a slot: first, always
+        try:
+            state = self.store.load(ref)
+        except InstanceNotFound:
+            return None  # deleted meanwhile (the lease would have found no item either)
+        record = state.record
+        if record.status in FINISHED or record.status is InstanceStatus.PAUSED:
+            return None  # what the lease would refuse; nothing to let go either
+        if record.leased(self.clock.time()):
+            return self._lease_and_load(ref, lease)  # the lease decides: turned away, or ours
+        return state
+
+    def _lease_and_load(self, ref: InstanceRef, lease: Lease) -> InstanceState | None:
+        """Take the lease, then load (the eager way); None when the lease is refused."""
+        leased = self._lease(ref, lease.holder)
+        if leased is None:
+            return None
+        lease.took(leased)
+        self._notify(leased)
+        return self.store.load(ref)
+
+    def _write(
+        self, record: InstanceRecord, change: Change | None, lease: Lease
+    ) -> InstanceRecord | None:
+        """Write ``change`` (None: only let the lease go) on ``record``'s version: under the
+        lease, or in its place (see :mod:`lambda_workflows.engine.lazy_lease`)."""
+        change = change or Change(release=True)
+        if lease.taken:
+            return self.store.update(record.ref, record.version, change)
+        now = self.clock.time()
+        written = unleased(change, record, now)
+        return self.store.update(record.ref, record.version, written, lease_free_at=now)
 
     def _lease(self, ref: InstanceRef, holder: LeaseHolder) -> InstanceRecord | None:
         """The instance's lease for ``holder`` (through its concurrency slots, if limited)."""
@@ -324,6 +316,17 @@ class Runner:
         found: type[WorkflowEntrypoint] | None
         found = class_for(self.workflows, record.workflow, record.workflow_version)
         return found
+
+    async def _after(
+        self, outcome: Outcome, record: InstanceRecord, remaining: Callable[[], float] | None
+    ) -> Transition | None:
+        """The transition ``outcome`` calls for; None to load again and replay (a control
+        signal, or a short wait slept in-process)."""
+        if self._should_wait_inline(outcome, remaining):
+            assert isinstance(outcome, Suspended) and outcome.wake_at is not None
+            await self.clock.sleep(outcome.wake_at - self.clock.time())
+            return None
+        return self._transition_for(outcome, record)
 
     def _transition_for(self, outcome: Outcome, record: InstanceRecord) -> Transition | None:
         retention = self._retention_of(record.workflow)
@@ -367,7 +370,7 @@ class Runner:
     async def _replay(
         self,
         state: InstanceState,
-        holder: LeaseHolder,
+        lease: Lease,
         remaining: Callable[[], float] | None,
         result: AdvanceResult,
     ) -> Outcome:
@@ -395,7 +398,7 @@ class Runner:
             lambda entry: self.store.record_async(record.ref, record.generation, entry),
             self.clock,
             pauses=record.pauses,
-            check_signals=self._signal_check(record, holder, remaining),
+            check_signals=self._signal_check(record, lease, remaining),
             settle_timeout=self._settle_timeout(remaining),
             ref=record.ref,
             interceptor=self.interceptor,
@@ -422,16 +425,21 @@ class Runner:
         return max(0.0, remaining() - self.settings.margin_seconds)
 
     def _signal_check(
-        self, loaded: InstanceRecord, holder: LeaseHolder, remaining: Callable[[], float] | None
-    ) -> Callable[[], SuspendReason | None]:
-        """Before each new step: out of time? paused, terminated, restarted, lease lost?"""
+        self, loaded: InstanceRecord, lease: Lease, remaining: Callable[[], float] | None
+    ) -> Callable[[bool], SuspendReason | None]:
+        """Before each new step: out of time? paused, terminated, restarted, lease lost? And
+        the lease taken, before the first step that needs it."""
+        holder = lease.holder
         last_look = self.clock.time()
 
-        def check() -> SuspendReason | None:
+        def check(needs_lease: bool) -> SuspendReason | None:
             nonlocal last_look
             if remaining is not None and remaining() < self.settings.margin_seconds:
                 return SuspendReason.YIELD
             now = self.clock.time()
+            if not lease.taken:
+                last_look = now
+                return self._lease_mid_pass(loaded, lease) if needs_lease else None
             if now - last_look < self.settings.signal_interval:
                 return None
             last_look = now
@@ -454,6 +462,17 @@ class Runner:
             return None
 
         return check
+
+    def _lease_mid_pass(self, loaded: InstanceRecord, lease: Lease) -> SuspendReason | None:
+        """Take the lease before the pass's first step that needs it: LOST when refused
+        (another runner holds it, or the instance stopped being runnable), RELOAD when the
+        instance moved since ``loaded`` (replay on what it is now, leased)."""
+        leased = self._lease(loaded.ref, lease.holder)
+        if leased is None:
+            return SuspendReason.LOST
+        lease.took(leased, mid_pass=True)
+        self._notify(leased)
+        return None if lease.as_loaded(loaded, leased) else SuspendReason.RELOAD
 
     def _notify(self, record: InstanceRecord) -> None:
         if self._on_status is not None:

@@ -186,12 +186,19 @@ class MemoryStore:
             return self._stored(ref).keys.get(key)
 
     def update(
-        self, ref: InstanceRef, expected_version: int, change: Change
+        self,
+        ref: InstanceRef,
+        expected_version: int,
+        change: Change,
+        *,
+        lease_free_at: float | None = None,
     ) -> InstanceRecord | None:
         with self._lock:
             stored = self._instances.get(ref)
             if stored is None or stored.record.version != expected_version:
                 return None  # changed, or deleted (a runner mid-advance then reloads)
+            if lease_free_at is not None and stored.record.leased(lease_free_at):
+                return None  # a runner holds it (as on DynamoDB: see its adapter)
             changed = change.applied(stored.record)
             stored.record = dataclasses.replace(  # what it used (see lambda_workflows.engine.usage)
                 changed,

@@ -134,10 +134,17 @@ class InstanceStore(Protocol):
         ...
 
     def update(
-        self, ref: InstanceRef, expected_version: int, change: Change
+        self,
+        ref: InstanceRef,
+        expected_version: int,
+        change: Change,
+        *,
+        lease_free_at: float | None = None,
     ) -> InstanceRecord | None:
         """Write ``change`` (see :mod:`lambda_workflows.engine.transitions`) and bump the version,
-        only if the version is still ``expected_version``. Returns the new record, or None if it
+        only if the version is still ``expected_version`` and, with ``lease_free_at``, nobody
+        holds a lease live at that time (a runner's write without a lease: see
+        :mod:`lambda_workflows.engine.lazy_lease`). Returns the new record, or None if it
         changed meanwhile (or the instance was deleted: the next read says InstanceNotFound).
         """
         ...

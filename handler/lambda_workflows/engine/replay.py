@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("lambda_workflows.replay")
 
 Recorder = Callable[[JournalEntry], Awaitable[JournalEntry]]
-SignalCheck = Callable[[], SuspendReason | None]
+SignalCheck = Callable[[bool], SuspendReason | None]  # its argument: needs the lease
 ChildStarter = Callable[[Call, str, "str | None", str, "WaitFor"], "ChildStart"]
 """Creates a ``step.run_workflow``'s child with the wait that names it: ``(call, workflow, id,
 params, wait_for)`` (the runner's, see :class:`lambda_workflows.engine.children.Children`)."""
@@ -147,8 +147,9 @@ class Replay:
             the network runs them concurrently (see :meth:`write`).
         clock: the time source.
         pauses: the instance's past pauses (sleeps and retries are shifted by them).
-        check_signals: called before each new step runs; returns a control reason
-            (``pause``, ``terminate``, ``restart``, ``yield``, ``lost``) or None.
+        check_signals: called before each new step runs, with whether the step needs the
+            lease (see :meth:`before_new_step`); returns a control reason (``pause``,
+            ``terminate``, ``restart``, ``yield``, ``lost``, ``reload``) or None.
         settle_timeout: how long steps still running when ``run()`` stops may take to finish.
         ref: the instance replayed (what the interceptor is told; default: its id alone).
         interceptor: stands in for new step work (a test's mocks); None (the default) runs
@@ -527,8 +528,12 @@ class Replay:
             self._infra = exc
         self.suspend(SuspendReason.INFRA)
 
-    def before_new_step(self, key: str) -> None:
+    def before_new_step(self, key: str, *, needs_lease: bool = True) -> None:
         """Checks before a step does new work: the step limit and control signals.
+
+        ``needs_lease`` False: the step only records (a sleep, an event wait: a conditional
+        put that the first writer wins), so the runner need not hold the instance's lease for
+        it (see :mod:`lambda_workflows.engine.lazy_lease`); a step that runs code needs it.
 
         In rollback mode, no new forward work runs: the pass stops going forward here (a
         rollback's own attempts are checked for control signals only)."""
@@ -547,7 +552,8 @@ class Replay:
                 )
             self._unrecorded.add(key)
         if self._check_signals is not None:
-            reason = self._store(self._check_signals)
+            check = self._check_signals
+            reason = self._store(lambda: check(needs_lease))
             if reason is not None:
                 self.suspend(reason)
 

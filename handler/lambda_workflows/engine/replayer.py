@@ -151,7 +151,7 @@ class _HistoryPass(Replay):
             self._fail_fatal(NonDeterminismError(str(self.divergence)))
         return call
 
-    def before_new_step(self, key: str) -> None:
+    def before_new_step(self, key: str, *, needs_lease: bool = True) -> None:
         # Past what the history recorded: the code's new work, not ours to run.
         self.suspend(SuspendReason.YIELD)
 

@@ -17,12 +17,13 @@ lease                  queued, waiting, running  running              runner; le
                                                                       its message
 release                any                       (unchanged)          runner; it holds the lease
 event                  not finished              (unchanged)          API; version unchanged
-Finish                 running, waitingForPause  complete, errored    runner; run() returned/raised
+Finish                 queued, running,          complete, errored    runner; run() returned/raised
+                       waiting, waitingForPause
 StartRollback          running                   running (rollback)   runner; run() raised and
                                                                       steps registered rollbacks
 EndRollback            running (rollback)        errored, terminated  runner; the rollbacks are
                                                                       over
-Wait                   running                   waiting              runner; a sleep, retry delay
+Wait                   queued, running, waiting  waiting              runner; a sleep, retry delay
                                                                       or event wait is pending
 Yield                  running                   running              runner; out of time or
                                                                       passes, work re-posted
@@ -50,6 +51,10 @@ Restart                any                       queued               API; a new
 delete                 finished (Terminate       (removed)            API; version unchanged
                        first)                                         (see the store's port)
 =====================  ========================  ===================  =============================
+
+A runner's Finish, Wait, Yield, Park or Pause may be written without a lease, in its place
+(see :mod:`lambda_workflows.engine.lazy_lease`): conditional on the version the runner loaded
+and on no live lease, so it moves the instance straight from ``queued`` or ``waiting``.
 
 *Running (rollback)* is not a status of its own: the instance is ``running`` (``waiting``
 during a rollback's retry delay; it can be paused) with ``rollback`` set on its record, which
@@ -113,6 +118,8 @@ class Change:
     workflow_version: str | _Keep = KEEP
     status_reason: str | _Keep | None = KEEP
     slot: int | _Keep | None = KEEP
+    started_at: float | _Keep | None = KEEP
+    invocations: int | _Keep = KEEP
     release: bool = False
 
     def values(self) -> dict[str, Any]:

@@ -3,15 +3,18 @@
 The counts ride on writes the engine makes anyway, so a step costs what it cost before (one
 conditional put of its journal entry, nothing else):
 
-- ``invocations``: the lease write that starts every runner invocation adds 1 (``ADD`` in the
-  same UpdateItem). An invocation that does not get the lease (the instance is finished,
-  paused, or another runner holds it) advances nothing and is not counted; nor is the Lambda
-  invocation that carried it.
-- ``reads``: loads of the journal by runners. Each invocation that took the lease loads the
-  instance once (one strongly consistent Query, more pages past 1 MB), so this is the
+- ``invocations``: the first write of the instance item by each runner invocation adds 1:
+  its lease (``ADD`` in the same UpdateItem), or the write that takes the lease's place when
+  the invocation needed none (a first pass that parks at a sleep, a wake-up that ends the
+  instance: see :mod:`lambda_workflows.engine.lazy_lease`). An invocation that writes
+  nothing (the instance is finished, paused, or another runner holds it) advances nothing and
+  is not counted; nor is the Lambda invocation that carried it.
+- ``reads``: loads of the journal by runners. Each invocation that advances the instance
+  loads it once (one strongly consistent Query, more pages past 1 MB), so this is the
   invocations count. Not counted: a reload within an invocation (a signal raced the runner, a
-  short wait slept in-process, a rollback starting), further pages of a large journal, and
-  every read made for the API (``status``, listings, history).
+  short wait slept in-process, a rollback starting), the load of an invocation that then
+  advanced nothing, further pages of a large journal, and every read made for the API
+  (``status``, listings, history).
 - ``writes``: items written for the instance. Every write of the instance item adds to its
   ``item_writes`` counter in that same write: its creation, each lease taken, renewed or
   given back, each status change, each control (pause, resume, terminate, restart) and each

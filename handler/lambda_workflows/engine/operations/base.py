@@ -131,8 +131,10 @@ class Pass(Protocol):
         """Number the call and check it against the journal (a mismatch is fatal)."""
         ...
 
-    def before_new_step(self, key: str) -> None:
-        """Before new work: enforce the step limit and stop on a control signal."""
+    def before_new_step(self, key: str, *, needs_lease: bool = True) -> None:
+        """Before new work: enforce the step limit and stop on a control signal (and take
+        the instance's lease first, unless the step ``needs_lease`` not: it runs no code,
+        only records)."""
         ...
 
     def register_rollback(self, registered: Registered) -> None:

@@ -54,7 +54,8 @@ async def run(
     started = replay.journal.entries.get(call.key)
     now = replay.now()
     if started is None:
-        replay.before_new_step(call.key)
+        # the child and the wait are one transaction the first writer wins: no lease needed
+        replay.before_new_step(call.key, needs_lease=False)
         mocked = await _stand_in(replay, call, workflow, timeout)
         if mocked is not None:
             return _result(replay, await replay.write(mocked))

@@ -23,7 +23,7 @@ async def run(replay: Pass, name: str, seconds: float | None, until: float | Non
     call = replay.enter(name, "sleep")
     entry = replay.journal.entries.get(call.key)
     if entry is None:
-        replay.before_new_step(call.key)
+        replay.before_new_step(call.key, needs_lease=False)
         now = replay.now()
         wake_at = now + seconds if seconds is not None else float(until or now)
         if wake_at - now > MAX_SLEEP_SECONDS:

@@ -33,7 +33,7 @@ async def run(replay: Pass, name: str, event_type: str, timeout: float) -> Recei
         return _received(replay, delivered)
     started = replay.journal.entries.get(call.key)
     if started is None:
-        replay.before_new_step(call.key)
+        replay.before_new_step(call.key, needs_lease=False)
     now = replay.now()
     began = started.at if started else now
     if replay.event_timed_out(call, event_type):  # a test forces the timeout now
