@@ -33,7 +33,7 @@ EVERYWHERE = (
     "lambda_workflows.testing",
     "lambda_workflows.demo",
     "lambda_workflows.text_timeline",
-    "lambda_workflows._step_mocks",
+    "lambda_workflows._testkit",
     "moto",
     "aws_lambda_powertools.utilities.batch",
     "aws_lambda_powertools.utilities.parser",

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .engine import codec
-from .engine.durations import format_duration
-from .engine.errors import InstanceNotFound, WorkflowTimeoutError
-from .engine.limits import check_event_type, check_step_name
-from .engine.model import InstanceRef
-from .engine.step import StepContext
+from lambda_workflows.engine import codec
+from lambda_workflows.engine.durations import format_duration
+from lambda_workflows.engine.errors import InstanceNotFound, WorkflowTimeoutError
+from lambda_workflows.engine.limits import check_event_type, check_step_name
+from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.engine.step import StepContext
 
 __all__ = ["StepMocks"]
 
