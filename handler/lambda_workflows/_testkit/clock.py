@@ -11,13 +11,6 @@ from lambda_workflows.engine.durations import Duration, parse_duration
 DEFAULT_START = datetime.fromisoformat("2025-01-01T00:00:00+00:00")
 
 
-class Crash(BaseException):
-    """Kills the current invocation, like a Lambda timeout or a crash.
-
-    A ``BaseException``, so ``except Exception`` in workflow code does not catch it.
-    """
-
-
 class VirtualClock:
     """Time that moves only when the test (or ``run_until_idle``) moves it."""
 
