@@ -30,6 +30,11 @@ ADAPTER_SERVICES = {
     "aws/firings.py": "dynamodb",
     "aws/deletes.py": "dynamodb",
     "aws/instance_listing.py": "dynamodb",
+    "aws/creation.py": "dynamodb",
+    "aws/instance_reads.py": "dynamodb",
+    "aws/journal_store.py": "dynamodb",
+    "aws/event_store.py": "dynamodb",
+    "aws/leases.py": "dynamodb",
 }
 # Adapters outside the engine: the client and the runner never reach them, only the entrypoint
 # that wires them (LifecycleEventsFunction's publisher).
@@ -51,6 +56,12 @@ COMPONENTS = {
     "firings": ("engine/firing_recovery.py", "FiringRecovery"),  # the sweep's lost firings
     "ledger": ("aws/firings.py", "DynamoFiringLedger"),  # FiringRecovery.ledger
     "deletes": ("aws/deletes.py", "InstanceDeletes"),  # DynamoStore.deletes
+    # DynamoStore's collaborators, one per responsibility (see aws/dynamodb.py)
+    "creation": ("aws/creation.py", "InstanceCreation"),
+    "reads": ("aws/instance_reads.py", "InstanceReads"),
+    "journal_store": ("aws/journal_store.py", "JournalStore"),
+    "event_store": ("aws/event_store.py", "EventStore"),
+    "leases": ("aws/leases.py", "InstanceLeases"),
     "publisher": ("aws/eventbridge.py", "EventBridgePublisher"),  # lifecycle events
 }
 # Operations authorized by other actions (Service Authorization Reference).
