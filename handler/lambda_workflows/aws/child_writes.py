@@ -22,13 +22,11 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from lambda_workflows.engine.errors import InstanceAlreadyExists, StorageError
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus, JournalEntry
 
 from . import items as it
-from .errors import error_code, translate
+from .boundary import ConditionFailed, call, conditional, write_once
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -36,14 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["ChildWrites"]
 
 _PARENT, _WAIT = 0, 1  # the first two actions of the transaction
-
-
-class _Cancelled(Exception):
-    """The transaction was cancelled by failed conditions: each failed action's ALL_OLD."""
-
-    def __init__(self, failed: dict[int, dict[str, Any] | None]) -> None:
-        super().__init__("condition failed")
-        self.failed = failed
 
 
 class _Reborn(Exception):
@@ -91,14 +81,13 @@ class ChildWrites:
             actions += self._child_actions(child, over)
         try:
             self._transact(actions)
-        except _Cancelled as cancelled:
-            failed = cancelled.failed
-            if _PARENT in failed:
+        except ConditionFailed as failed:
+            if _PARENT in failed.indexes:
                 return None  # the parent moved on first: nothing was written
-            if _WAIT in failed:  # another runner recorded it first (and created its child)
-                return self._winner(failed[_WAIT], wait, parent, generation)
+            if _WAIT in failed.indexes:  # another runner recorded it first (and its child)
+                return self._winner(failed.old_item(_WAIT), wait, parent, generation)
             assert child is not None, "only the child's put is left to fail"
-            old = failed.get(child_at)
+            old = failed.old_item(child_at)
             if over is None and old is not None and it.is_deleted(old):
                 raise _Reborn(old) from None
             raise InstanceAlreadyExists(child.workflow, child.id) from None
@@ -163,9 +152,7 @@ class ChildWrites:
         return [{"Put": put | {"Item": item}}, *map(self._new, chunks)]
 
     def _new(self, item: dict[str, Any]) -> dict[str, Any]:
-        # attribute_not_exists(pk): chunk items are written once, never replaced
-        condition = "attribute_not_exists(pk)"
-        return {"Put": {"TableName": self.table, "Item": item, "ConditionExpression": condition}}
+        return {"Put": write_once(self.table, item)}  # a chunk item: written once
 
     def _winner(
         self,
@@ -178,28 +165,13 @@ class ChildWrites:
         if old is None:
             pk = it.instance_pk(parent.workflow, parent.id)
             key = {"pk": it.s(pk), "sk": it.s(it.journal_sk(generation, wait.key))}
-            try:
-                found = self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True)
-            except (ClientError, BotoCoreError) as exc:
-                raise translate(exc, "DynamoDB") from exc
+            found = call(
+                lambda: self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True)
+            )
             old = found.get("Item")
             if old is None:
                 raise StorageError(f"journal entry {wait.key!r} of {parent} vanished")
         return it.journal_entry(old, {})  # a wait has no result: no chunks
 
     def _transact(self, actions: list[dict[str, Any]]) -> None:
-        try:
-            self.client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
-        except ClientError as exc:
-            if error_code(exc) == "TransactionCanceledException":
-                reasons = exc.response.get("CancellationReasons", [])
-                failed = {
-                    i: (dict(r["Item"]) if r.get("Item") else None)
-                    for i, r in enumerate(reasons)
-                    if r.get("Code") == "ConditionalCheckFailed"
-                }
-                if failed:
-                    raise _Cancelled(failed) from None
-            raise translate(exc, "DynamoDB") from exc
-        except BotoCoreError as exc:
-            raise translate(exc, "DynamoDB") from exc
+        conditional(lambda: self.client.transact_write_items(TransactItems=actions))  # type: ignore[arg-type]

@@ -48,15 +48,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from lambda_workflows.engine.clock import Clock
 from lambda_workflows.engine.errors import InfrastructureError, StorageError
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef
 from lambda_workflows.engine.ports import CLAIM_SPAN
 
 from . import items as it
-from .errors import error_code, translate
+from .boundary import ConditionFailed, call, conditional
 from .tombstones import CARRIED_PREFIX, Cleanup, Owed, all_deleted_shards
 
 if TYPE_CHECKING:
@@ -153,10 +151,10 @@ class InstanceDeletes:
             if shared:
                 actions: list[Any] = [{"Put": put}]
                 actions += [{"Delete": {"TableName": self.table, "Key": k}} for k in shared]
-                self._call(lambda: self.client.transact_write_items(TransactItems=actions))
+                conditional(lambda: self.client.transact_write_items(TransactItems=actions))
             else:
-                self._call(lambda: self.client.put_item(**put))
-        except _Refused as refused:
+                conditional(lambda: self.client.put_item(**put))
+        except ConditionFailed as refused:
             # our own write sent again after a timeout (or the same decision by another
             # caller) is committed: go on with the cleanup
             return _same_delete(refused.item, it.get_int(tombstone, "version"))
@@ -199,7 +197,7 @@ class InstanceDeletes:
             "expires_at": it.n(self.clock.time() + it.JOURNAL_HORIZON),
         }
         # unconditional: the same marker written twice is one marker
-        self._call(
+        call(
             lambda: self.client.put_item(
                 TableName=self.table, Item=marker | carried.fields(due_at=due_at)
             )
@@ -224,7 +222,7 @@ class InstanceDeletes:
         overdue first."""
         found: list[tuple[float, str, str]] = []
         for shard in all_deleted_shards():
-            page = self._call(
+            page = call(
                 lambda s=shard: self.client.query(  # type: ignore[misc]
                     TableName=self.table,
                     IndexName="by_due",
@@ -269,7 +267,7 @@ class InstanceDeletes:
             "ConsistentRead": True,
         }
         while True:
-            page = self._call(lambda q=query: self.client.query(**q))  # type: ignore[misc]
+            page = call(lambda q=query: self.client.query(**q))  # type: ignore[misc]
             for item in page.get("Items", []):
                 sk = item["sk"]["S"]
                 key = {"pk": item["pk"], "sk": item["sk"]}
@@ -296,7 +294,7 @@ class InstanceDeletes:
                 "ConsistentRead": True,
             }
             while True:
-                page = self._call(lambda q=query: self.client.query(**q))  # type: ignore[misc]
+                page = call(lambda q=query: self.client.query(**q))  # type: ignore[misc]
                 keys += [{"pk": i["pk"], "sk": i["sk"]} for i in page.get("Items", [])]
                 if "LastEvaluatedKey" not in page:
                     break
@@ -322,12 +320,12 @@ class InstanceDeletes:
             actions: list[Any] = [check]
             actions += [{"Delete": {"TableName": self.table, "Key": k}} for k in group]
             try:
-                self._call(
+                conditional(
                     lambda a=actions: self.client.transact_write_items(  # type: ignore[misc]
                         TransactItems=a
                     )
                 )
-            except _Refused:
+            except ConditionFailed:
                 return removed  # a new instance replaced the tombstone: the keys are its own
             removed += len(group)
         return removed
@@ -342,7 +340,7 @@ class InstanceDeletes:
             for attempt in range(_TRIES):
                 if attempt:
                     self.pause(_BACKOFF * 2 ** (attempt - 1))
-                answer = self._call(
+                answer = call(
                     lambda p=pending: self.client.batch_write_item(  # type: ignore[misc]
                         RequestItems={self.table: p}
                     )
@@ -358,7 +356,7 @@ class InstanceDeletes:
         tombstone leaves the due index, a carried marker is deleted), else settling."""
         settled = self.clock.time() >= owed.settle_at
         if settled and not owed.on_tombstone:
-            self._call(
+            call(
                 lambda: self.client.delete_item(
                     TableName=self.table, Key={"pk": it.s(owed.pk), "sk": it.s(owed.sk)}
                 )
@@ -374,8 +372,8 @@ class InstanceDeletes:
         # item (and its due time) as they are
         condition = "attribute_exists(cleanup) AND #version = :version"
         # refused: replaced by a new instance (which carried it over), or finished by another
-        with contextlib.suppress(_Refused):
-            self._call(
+        with contextlib.suppress(ConditionFailed):
+            conditional(
                 lambda: self.client.update_item(
                     TableName=self.table,
                     Key={"pk": it.s(owed.pk), "sk": it.s(owed.sk)},
@@ -389,7 +387,7 @@ class InstanceDeletes:
     # --- helpers -------------------------------------------------------------------------
 
     def _read(self, pk: str, sk: str) -> Item | None:
-        answer = self._call(
+        answer = call(
             lambda: self.client.get_item(
                 TableName=self.table,
                 Key={"pk": it.s(pk), "sk": it.s(sk)},
@@ -398,31 +396,6 @@ class InstanceDeletes:
         )
         item = answer.get("Item")
         return None if item is None else dict(item)
-
-    @staticmethod
-    def _call(call: Callable[[], T]) -> T:
-        """One DynamoDB call: a failed condition is _Refused (with the item, when DynamoDB
-        returns it), any other failure the library's StorageError."""
-        try:
-            return call()
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                raise _Refused(exc.response.get("Item")) from None  # type: ignore[arg-type]
-            reasons = exc.response.get("CancellationReasons", [])
-            failed = [r for r in reasons if r.get("Code") == "ConditionalCheckFailed"]
-            if error_code(exc) == "TransactionCanceledException" and failed:
-                raise _Refused(failed[0].get("Item")) from None  # type: ignore[arg-type]
-            raise translate(exc, "DynamoDB") from exc
-        except BotoCoreError as exc:
-            raise translate(exc, "DynamoDB") from exc
-
-
-class _Refused(Exception):
-    """A write's condition failed (internal: always handled in this module)."""
-
-    def __init__(self, item: Item | None) -> None:
-        super().__init__("condition failed")
-        self.item = item
 
 
 def _same_delete(item: Item | None, version: int) -> bool:

@@ -16,7 +16,6 @@ BatchGetItem, where the whole-item indexes cost the Queries alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -24,6 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from lambda_workflows.engine.errors import StorageError
 
 from . import items as it
+from .boundary import ConditionFailed, call, conditional
 from .errors import error_code, translate
 from .listing import Position, Together, merged_page
 from .shards import Listing, Partition, created_partition, index_shard
@@ -43,13 +43,6 @@ LEGACY_INDEX = "by_workflow"  # the legacy listing index a listing still reads
 
 _BATCH_GET = 100  # BatchGetItem's limit per call
 _BATCH_TRIES = 8  # calls before unprocessed keys are given up on (an error, never a short page)
-
-
-def _call(call: Callable[[], Any]) -> Any:
-    try:
-        return call()
-    except (ClientError, BotoCoreError) as exc:
-        raise translate(exc, "DynamoDB") from exc
 
 
 class ListingIndexes:
@@ -143,7 +136,7 @@ class ListingIndexes:
         found: list[Item] = []
         asked: Item = {self.table: {"Keys": keys}}
         for _ in range(_BATCH_TRIES):
-            answer = _call(lambda a=asked: self.client.batch_get_item(RequestItems=a))  # type: ignore[misc]
+            answer = call(lambda a=asked: self.client.batch_get_item(RequestItems=a))  # type: ignore[misc]
             found.extend(answer.get("Responses", {}).get(self.table, []))
             asked = answer.get("UnprocessedKeys") or {}
             if not asked:
@@ -178,28 +171,26 @@ class ListingIndexes:
         """Move one item to ``by_created``: 1, or 0 when it had left the legacy index already."""
         shard = index_shard(entry["id"]["S"], self.shards)
         try:
-            self.client.update_item(
-                TableName=self.table,
-                Key={"pk": entry["pk"], "sk": entry["sk"]},
-                # the listing keys only: no other writer reads or writes them, so this needs no
-                # version; the sort key is the legacy one's value (the same format)
-                UpdateExpression=(
-                    "SET lpk = :lpk, lsk = gsi2sk REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk"
-                ),
-                # still on the legacy index: a copy of this entry read twice (an index is read
-                # eventually consistent) or an item deleted since (a tombstone has no listing
-                # keys) is left alone
-                ConditionExpression="attribute_exists(gsi2pk) AND attribute_exists(gsi2sk)",
-                ExpressionAttributeValues={
-                    ":lpk": it.s(created_partition(entry["workflow"]["S"], shard))
-                },
+            conditional(
+                lambda: self.client.update_item(
+                    TableName=self.table,
+                    Key={"pk": entry["pk"], "sk": entry["sk"]},
+                    # the listing keys only: no other writer reads or writes them, so this needs no
+                    # version; the sort key is the legacy one's value (the same format)
+                    UpdateExpression=(
+                        "SET lpk = :lpk, lsk = gsi2sk REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk"
+                    ),
+                    # still on the legacy index: a copy of this entry read twice (an index is read
+                    # eventually consistent) or an item deleted since (a tombstone has no listing
+                    # keys) is left alone
+                    ConditionExpression="attribute_exists(gsi2pk) AND attribute_exists(gsi2sk)",
+                    ExpressionAttributeValues={
+                        ":lpk": it.s(created_partition(entry["workflow"]["S"], shard))
+                    },
+                )
             )
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return 0
-            raise translate(exc, "DynamoDB") from exc
-        except BotoCoreError as exc:
-            raise translate(exc, "DynamoDB") from exc
+        except ConditionFailed:
+            return 0
         return 1
 
 

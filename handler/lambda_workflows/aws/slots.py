@@ -24,17 +24,15 @@ slots, and, when one is free, a Query of the line and a TransactWriteItems per g
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
-
-from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
 from lambda_workflows.engine.slots import Giver, Holder, Moved, Taker, line_key
 from lambda_workflows.engine.transitions import Change
 
 from . import items as it
-from .errors import error_code, translate
+from .boundary import ConditionFailed, call, conditional
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -52,32 +50,6 @@ def slot_pk(workflow: str, slot: int) -> str:
 def line_pk(workflow: str, group: int) -> str:
     """The partition of the line of one group of ``workflow``'s slots."""
     return f"Q#{workflow}#{group}"
-
-
-class _Failed(Exception):
-    """A condition of a write failed: which actions of the transaction (internal)."""
-
-    def __init__(self, indexes: list[int]) -> None:
-        super().__init__("condition failed")
-        self.indexes = indexes
-
-
-def _call(call: Callable[[], T]) -> T:
-    """One DynamoDB call: a failed condition is _Failed, anything else a StorageError."""
-    try:
-        return call()
-    except ClientError as exc:
-        code = error_code(exc)
-        if code == "ConditionalCheckFailedException":
-            raise _Failed([0]) from None
-        if code == "TransactionCanceledException":
-            reasons = exc.response.get("CancellationReasons", [])
-            failed = [i for i, r in enumerate(reasons) if r.get("Code") == "ConditionalCheckFailed"]
-            if failed:
-                raise _Failed(failed) from None
-        raise translate(exc, "DynamoDB") from exc
-    except BotoCoreError as exc:
-        raise translate(exc, "DynamoDB") from exc
 
 
 class DynamoSlots:
@@ -99,21 +71,21 @@ class DynamoSlots:
         line = self._line_item(record.workflow, group, line_key(record))
         actions = [{"Update": update}, {"Put": {"TableName": self.table, "Item": line}}]
         try:
-            _call(lambda: self.client.transact_write_items(TransactItems=actions))  # type: ignore[arg-type]
-        except _Failed:
+            conditional(lambda: self.client.transact_write_items(TransactItems=actions))  # type: ignore[arg-type]
+        except ConditionFailed:
             return None
         return change.applied(record)
 
     def join(self, workflow: str, group: int, key: str) -> None:
         item = self._line_item(workflow, group, key)
-        _call(lambda: self.client.put_item(TableName=self.table, Item=item))
+        call(lambda: self.client.put_item(TableName=self.table, Item=item))
 
     def leave(self, workflow: str, group: int, key: str) -> None:
         item = self._line_item(workflow, group, key)
-        _call(lambda: self.client.delete_item(TableName=self.table, Key=item))
+        call(lambda: self.client.delete_item(TableName=self.table, Key=item))
 
     def waiting(self, workflow: str, group: int, limit: int) -> list[str]:
-        page = _call(
+        page = call(
             lambda: self.client.query(
                 TableName=self.table,
                 KeyConditionExpression="pk = :pk",  # the line, oldest first
@@ -135,7 +107,7 @@ class DynamoSlots:
         }
         total = 0
         while True:
-            page = _call(lambda q=dict(query): self.client.query(**q))  # type: ignore[misc]
+            page = call(lambda q=dict(query): self.client.query(**q))  # type: ignore[misc]
             total += int(page.get("Count", 0))
             if not page.get("LastEvaluatedKey"):
                 return total
@@ -154,7 +126,7 @@ class DynamoSlots:
             if not keys:
                 break
             request = {self.table: {"Keys": keys, "ConsistentRead": True}}
-            answer: Any = _call(lambda r=request: self.client.batch_get_item(RequestItems=r))  # type: ignore[misc]
+            answer: Any = call(lambda r=request: self.client.batch_get_item(RequestItems=r))  # type: ignore[misc]
             for item in answer.get("Responses", {}).get(self.table, []):
                 holder = it.get_s(item, "holder")
                 if holder is not None:
@@ -181,8 +153,8 @@ class DynamoSlots:
             actions += self._taker_actions(workflow, taker)
             outcomes += [Moved.TAKER_GONE] * 2
         try:
-            _call(lambda: self.client.transact_write_items(TransactItems=actions))  # type: ignore[arg-type]
-        except _Failed as failed:
+            conditional(lambda: self.client.transact_write_items(TransactItems=actions))  # type: ignore[arg-type]
+        except ConditionFailed as failed:
             return outcomes[failed.indexes[0]]
         return Moved.DONE
 
@@ -249,8 +221,8 @@ class DynamoSlots:
 
     def recheck(self, workflow: str, holder: Holder, check_at: float) -> None:
         # holder = :holder: still that holder's; else it moved, and the next look sees it
-        with contextlib.suppress(_Failed):
-            _call(
+        with contextlib.suppress(ConditionFailed):
+            conditional(
                 lambda: self.client.update_item(
                     TableName=self.table,
                     Key=self._slot_key(workflow, holder.slot),
