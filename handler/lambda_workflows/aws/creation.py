@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lambda_workflows.engine.errors import InstanceAlreadyExists
@@ -30,27 +31,21 @@ _TRANSACTION_BYTES = 3_500_000  # under the 4 MB TransactWriteItems limit
 _TRANSACTION_ITEMS = 100
 
 
+@dataclass
 class InstanceCreation:
     """Writes new instance items (see the module docstring).
 
-    Args:
+    Attributes:
         client: a boto3 DynamoDB client.
         table: the table name.
         index_shards: shards of the listing index keys (see :mod:`lambda_workflows.aws.shards`).
         deletes: the store's deletes, asked for only when a create replaces a tombstone.
     """
 
-    def __init__(
-        self,
-        client: DynamoDBClient,
-        table: str,
-        index_shards: int,
-        deletes: Callable[[], InstanceDeletes],
-    ) -> None:
-        self.client = client
-        self.table = table
-        self.index_shards = index_shards
-        self.deletes = deletes
+    client: DynamoDBClient
+    table: str
+    index_shards: int
+    deletes: Callable[[], InstanceDeletes]
 
     def create(self, record: InstanceRecord) -> None:
         try:

@@ -6,6 +6,7 @@ its work to a collaborator, one per responsibility, all on the same client and t
 - :mod:`.creation`: creating instances, one or a batch (an id is taken once);
 - :mod:`.instance_reads`: reading an instance's item or its whole partition;
 - :mod:`.journal_store`: recording journal entries exactly once, a restart's generations;
+- :mod:`.child_writes`: a child workflow with its parent's wait, in one transaction;
 - :mod:`.event_store`: buffering events (ordered by the store, once per idempotency key);
 - :mod:`.leases`: the runner's versioned updates of the instance item, and its lease;
 - :mod:`.instance_listing` (with :mod:`.listing` and :mod:`.cursors`): listing pages; the
@@ -43,6 +44,7 @@ from lambda_workflows.engine.transitions import Change
 
 from . import items as it
 from .boundary import call
+from .child_writes import ChildWrites
 from .creation import InstanceCreation
 from .event_store import EventStore
 from .instance_listing import ListingIndexes
@@ -122,7 +124,12 @@ class DynamoStore:
     @functools.cached_property
     def journal_store(self) -> JournalStore:
         """Journal entries and generations (see :mod:`lambda_workflows.aws.journal_store`)."""
-        return JournalStore(self.client, self.table, self.clock, self.index_shards)
+        return JournalStore(self.client, self.table, self.clock)
+
+    @functools.cached_property
+    def child_writes(self) -> ChildWrites:
+        """A child and its parent's wait (see :mod:`lambda_workflows.aws.child_writes`)."""
+        return ChildWrites(self.client, self.table, self.index_shards)
 
     @functools.cached_property
     def event_store(self) -> EventStore:
@@ -249,7 +256,7 @@ class DynamoStore:
         child: InstanceRecord | None = None,
     ) -> JournalEntry | None:
         """One transaction: see :mod:`lambda_workflows.aws.child_writes`."""
-        return self.journal_store.record_child_wait(parent, generation, wait, child)
+        return self.child_writes.record(parent, generation, wait, child, self.clock.time())
 
     async def record_async(
         self, ref: InstanceRef, generation: int, entry: JournalEntry

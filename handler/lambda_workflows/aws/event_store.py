@@ -9,6 +9,7 @@ fails on it and gets the first event back.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lambda_workflows.engine.clock import Clock
@@ -18,32 +19,29 @@ from lambda_workflows.engine.recovery import due_shard
 
 from . import items as it
 from .boundary import ConditionFailed, call, conditional, write_once
+from .instance_reads import InstanceReads
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from .instance_reads import InstanceReads
-
 __all__ = ["EventStore"]
 
 
+@dataclass
 class EventStore:
     """The events of the instances of one table (see the module docstring).
 
-    Args:
+    Attributes:
         client: a boto3 DynamoDB client.
         table: the table name.
         clock: the time source (TTL stamps).
         reads: the instance reads (an event refused tells a missing instance apart).
     """
 
-    def __init__(
-        self, client: DynamoDBClient, table: str, clock: Clock, reads: InstanceReads
-    ) -> None:
-        self.client = client
-        self.table = table
-        self.clock = clock
-        self.reads = reads
+    client: DynamoDBClient
+    table: str
+    clock: Clock
+    reads: InstanceReads
 
     def add_event(
         self, ref: InstanceRef, event: EventRecord, expected_version: int, due_at: float | None

@@ -8,6 +8,7 @@ deleted instance's tombstone reads as missing.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lambda_workflows.engine.clock import Clock
@@ -24,19 +25,19 @@ if TYPE_CHECKING:
 __all__ = ["InstanceReads", "not_found"]
 
 
+@dataclass
 class InstanceReads:
     """Reads instance items and partitions (see the module docstring).
 
-    Args:
+    Attributes:
         client: a boto3 DynamoDB client.
         table: the table name.
         clock: the time source (a load pushes back the TTL of very old items).
     """
 
-    def __init__(self, client: DynamoDBClient, table: str, clock: Clock) -> None:
-        self.client = client
-        self.table = table
-        self.clock = clock
+    client: DynamoDBClient
+    table: str
+    clock: Clock
 
     def get(self, ref: InstanceRef) -> InstanceRecord:
         response = call(

@@ -11,15 +11,15 @@ retry lose to itself and hand back the same entry), never a guess.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lambda_workflows.engine.clock import Clock
 from lambda_workflows.engine.errors import StorageError
-from lambda_workflows.engine.model import EventRecord, InstanceRecord, InstanceRef, JournalEntry
+from lambda_workflows.engine.model import EventRecord, InstanceRef, JournalEntry
 
 from . import items as it
 from .boundary import ConditionFailed, call, conditional, write_once
-from .child_writes import ChildWrites
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -30,23 +30,20 @@ _BATCH_WRITE = 25  # BatchWriteItem's limit per call
 _BATCH_TRIES = 8  # calls per batch before unprocessed items are given up on
 
 
+@dataclass
 class JournalStore:
     """Journal entries and generations of the instances of one table (see the module
     docstring).
 
-    Args:
+    Attributes:
         client: a boto3 DynamoDB client.
         table: the table name.
         clock: the time source (TTL stamps).
-        index_shards: shards of the listing index keys (a child created with its parent's
-            wait gets its listing keys there).
     """
 
-    def __init__(self, client: DynamoDBClient, table: str, clock: Clock, index_shards: int) -> None:
-        self.client = client
-        self.table = table
-        self.clock = clock
-        self.index_shards = index_shards
+    client: DynamoDBClient
+    table: str
+    clock: Clock
 
     def record(self, ref: InstanceRef, generation: int, entry: JournalEntry) -> JournalEntry:
         pk = it.instance_pk(ref.workflow, ref.id)
@@ -69,17 +66,6 @@ class JournalStore:
         except ConditionFailed as lost:
             return self._winner(ref, lost.item, item)
         return entry
-
-    def record_child_wait(
-        self,
-        parent: InstanceRef,
-        generation: int,
-        wait: JournalEntry,
-        child: InstanceRecord | None = None,
-    ) -> JournalEntry | None:
-        """One transaction: see :mod:`lambda_workflows.aws.child_writes`."""
-        writes = ChildWrites(self.client, self.table, self.index_shards)
-        return writes.record(parent, generation, wait, child, self.clock.time())
 
     def _winner(
         self, ref: InstanceRef, old: dict[str, Any] | None, mine: dict[str, Any]

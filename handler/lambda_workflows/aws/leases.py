@@ -9,6 +9,7 @@ the lease (owner, message delivery, expiry) and every lease write is conditional
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lambda_workflows.engine.clock import Clock
@@ -19,11 +20,10 @@ from lambda_workflows.engine.usage import schedules_in
 
 from . import items as it
 from .boundary import ConditionFailed, conditional
+from .instance_reads import InstanceReads
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-
-    from .instance_reads import InstanceReads
 
 __all__ = ["InstanceLeases"]
 
@@ -33,23 +33,21 @@ _LEASED_TO_RUN = sorted(RUNNABLE - {InstanceStatus.WAITING_FOR_PAUSE})
 _HELD_BY = "lease_owner = :owner AND lease_delivery = :delivery"
 
 
+@dataclass
 class InstanceLeases:
     """Updates and leases of the instance items of one table (see the module docstring).
 
-    Args:
+    Attributes:
         client: a boto3 DynamoDB client.
         table: the table name.
         clock: the time source (``updated_at``, TTL stamps of a large output's chunks).
         reads: the instance reads (an update with a large output reads the instance back).
     """
 
-    def __init__(
-        self, client: DynamoDBClient, table: str, clock: Clock, reads: InstanceReads
-    ) -> None:
-        self.client = client
-        self.table = table
-        self.clock = clock
-        self.reads = reads
+    client: DynamoDBClient
+    table: str
+    clock: Clock
+    reads: InstanceReads
 
     def update(
         self, ref: InstanceRef, expected_version: int, change: Change
