@@ -308,9 +308,7 @@ class DynamoStore:
         *,
         lease_free_at: float | None = None,
     ) -> InstanceRecord | None:
-        return self.leases.update(
-            ref, expected_version, change, lease_free_at=lease_free_at
-        )
+        return self.leases.update(ref, expected_version, change, lease_free_at=lease_free_at)
 
     def acquire_lease(
         self,

@@ -31,6 +31,9 @@ __all__ = ["InstanceLeases"]
 _LEASED_TO_RUN = sorted(RUNNABLE - {InstanceStatus.WAITING_FOR_PAUSE})
 # the lease is still the one this delivery of this message took (see engine.advance)
 _HELD_BY = "lease_owner = :owner AND lease_delivery = :delivery"
+# nobody holds a lease live at :free_at (a lease's own condition, minus the takeover of an
+# earlier delivery's: see acquire_lease)
+_LEASE_FREE = " AND (attribute_not_exists(lease_owner) OR lease_expires_at < :free_at)"
 
 
 @dataclass
@@ -50,7 +53,12 @@ class InstanceLeases:
     reads: InstanceReads
 
     def update(
-        self, ref: InstanceRef, expected_version: int, change: Change
+        self,
+        ref: InstanceRef,
+        expected_version: int,
+        change: Change,
+        *,
+        lease_free_at: float | None = None,
     ) -> InstanceRecord | None:
         parts = it.change_update(ref, change, expected_version + 1, self.clock.time())
         parts.names["#version"] = "version"
@@ -58,14 +66,22 @@ class InstanceLeases:
         parts.add("item_writes", 1 + len(parts.chunks))
         if scheduled := schedules_in(change):
             parts.add("schedules", scheduled)
+        # version = :expected — nobody (event, control, other runner) wrote since we read
+        condition = "#version = :expected"
+        values = parts.values | {":expected": it.n(expected_version)}
+        if lease_free_at is not None:
+            # a runner's write without a lease (engine.lazy_lease): also the lease's own check,
+            # nobody holds one live now — a runner whose expired lease was still renewed since
+            # our read keeps the instance, as it would have kept it from our lease
+            condition += _LEASE_FREE
+            values[":free_at"] = it.n(lease_free_at)
         update = {
             "TableName": self.table,
             "Key": it.instance_key(ref, it.INSTANCE_SK),
             "UpdateExpression": parts.expression(),
-            # version = :expected — nobody (event, control, other runner) wrote since we read
-            "ConditionExpression": "#version = :expected",
+            "ConditionExpression": condition,
             "ExpressionAttributeNames": parts.names,
-            "ExpressionAttributeValues": parts.values | {":expected": it.n(expected_version)},
+            "ExpressionAttributeValues": values,
         }
         try:
             if parts.chunks:
