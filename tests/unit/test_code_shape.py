@@ -23,8 +23,6 @@ NOT_YET_SPLIT = frozenset(
     {
         "handler/lambda_workflows/engine/service.py",
         "handler/lambda_workflows/engine/replay.py",
-        "handler/lambda_workflows/engine/model.py",
-        "handler/lambda_workflows/testing.py",
     }
 )
 
