@@ -114,6 +114,17 @@ def add_command(
     return parser
 
 
+def add_workflow_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``NAME`` positional: the workflow's registered name."""
+    parser.add_argument("name", metavar="NAME", help="the workflow's registered name")
+
+
+def add_instance_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``NAME ID`` positionals that name one instance."""
+    add_workflow_argument(parser)
+    parser.add_argument("id", metavar="ID", help="the instance's id")
+
+
 def add_api_options(parser: argparse.ArgumentParser, *, json_help: str | None = None) -> None:
     """``--url`` (and ``--json`` when ``json_help`` is given) for a command that calls the API."""
     parser.add_argument(

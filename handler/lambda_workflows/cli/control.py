@@ -13,6 +13,8 @@ from .console import (
     Exit,
     add_api_options,
     add_command,
+    add_instance_arguments,
+    add_workflow_argument,
     api,
     json_option,
     whole_number,
@@ -42,8 +44,7 @@ def add_commands(commands: Any) -> None:
             examples.append("lambda-workflows restart orders order-42 --from-step fetch --count 2")
         change = add_command(commands, action, summary, examples, change_status)
         change.set_defaults(action=action, rollback=False, from_step=None, count=None, type=None)
-        change.add_argument("name", metavar="NAME", help="the workflow's registered name")
-        change.add_argument("id", metavar="ID", help="the instance's id")
+        add_instance_arguments(change)
         if action == "terminate":
             change.add_argument(
                 "--rollback",
@@ -66,8 +67,7 @@ def add_commands(commands: Any) -> None:
         ],
         send_event,
     )
-    send.add_argument("name", metavar="NAME", help="the workflow's registered name")
-    send.add_argument("id", metavar="ID", help="the instance's id")
+    add_instance_arguments(send)
     send.add_argument(
         "type", metavar="TYPE", help="the event type the instance's wait_for_event waits for"
     )
@@ -115,7 +115,7 @@ def _add_delete(commands: Any) -> None:
         ],
         delete_instances,
     )
-    delete.add_argument("name", metavar="NAME", help="the workflow's registered name")
+    add_workflow_argument(delete)
     delete.add_argument("ids", metavar="ID", nargs="+", help="the instances' ids")
     add_api_options(delete, json_help="print the API's answer (deleted and errors) as JSON")
 

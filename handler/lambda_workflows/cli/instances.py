@@ -12,7 +12,16 @@ from lambda_workflows.engine.model import InstanceStatus
 from lambda_workflows.remote import ApiError, HttpApi
 from lambda_workflows.text_timeline import render
 
-from .console import Console, add_api_options, add_command, api, json_option, whole_number
+from .console import (
+    Console,
+    add_api_options,
+    add_command,
+    add_instance_arguments,
+    add_workflow_argument,
+    api,
+    json_option,
+    whole_number,
+)
 from .watch import add_watch
 
 __all__ = ["add_commands"]
@@ -81,7 +90,7 @@ def _add_list(family: Any) -> None:
         ],
         list_instances,
     )
-    listing.add_argument("name", metavar="NAME", help="the workflow's registered name")
+    add_workflow_argument(listing)
     listing.add_argument(
         "--status",
         choices=[s.value for s in InstanceStatus if s is not InstanceStatus.UNKNOWN],
@@ -107,8 +116,7 @@ def _add_step(family: Any) -> None:
         ],
         step_output,
     )
-    step.add_argument("name", metavar="NAME", help="the workflow's registered name")
-    step.add_argument("id", metavar="ID", help="the instance's id")
+    add_instance_arguments(step)
     step.add_argument("step", metavar="STEP", help="the step's name")
     step.add_argument(
         "--count",
@@ -133,8 +141,7 @@ def _add_export(family: Any) -> None:
         ],
         export_history,
     )
-    export.add_argument("name", metavar="NAME", help="the workflow's registered name")
-    export.add_argument("id", metavar="ID", help="the instance's id")
+    add_instance_arguments(export)
     add_api_options(export)
 
 
@@ -149,15 +156,14 @@ def _add_trigger(commands: Any) -> None:
         ],
         trigger_instance,
     )
-    trigger.add_argument("name", metavar="NAME", help="the workflow's registered name")
+    add_workflow_argument(trigger)
     trigger.add_argument("--id", help="the instance's id, unique forever (default: a new UUID)")
     trigger.add_argument("--params", help="the instance's params as JSON (default: {})")
     add_api_options(trigger, json_help="print the API's answer (id and status) as JSON")
 
 
 def _describe_arguments(describe: argparse.ArgumentParser) -> None:
-    describe.add_argument("name", metavar="NAME", help="the workflow's registered name")
-    describe.add_argument("id", metavar="ID", help="the instance's id")
+    add_instance_arguments(describe)
     add_api_options(describe, json_help="print the API's answer as JSON")
 
 

@@ -16,7 +16,16 @@ from typing import Any
 
 from lambda_workflows.remote import ApiError
 
-from .console import CommandError, Console, Exit, add_api_options, add_command, api, json_option
+from .console import (
+    CommandError,
+    Console,
+    Exit,
+    add_api_options,
+    add_command,
+    add_workflow_argument,
+    api,
+    json_option,
+)
 
 __all__ = ["DEFAULT_PORT", "add_commands"]
 
@@ -57,7 +66,7 @@ def add_commands(commands: Any) -> None:
         ],
         run_once,
     )
-    run.add_argument("name", metavar="NAME", help="the workflow's registered name")
+    add_workflow_argument(run)
     run.add_argument("--params", default="{}", help="the instance's params as JSON (default: {})")
     run.add_argument("--id", default=None, help="the instance's id (default: a new UUID)")
     _add_dev_clock(commands)

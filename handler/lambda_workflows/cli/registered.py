@@ -9,7 +9,7 @@ from typing import Any
 from lambda_workflows.engine.model import FINISHED
 from lambda_workflows.remote import ApiError
 
-from .console import Console, add_api_options, add_command, api
+from .console import Console, add_api_options, add_command, add_workflow_argument, api
 
 __all__ = ["add_commands"]
 
@@ -35,7 +35,7 @@ def add_commands(commands: Any) -> None:
         ["lambda-workflows describe orders", "lambda-workflows describe orders --json"],
         describe_workflow,
     )
-    describe.add_argument("name", metavar="NAME", help="the workflow's registered name")
+    add_workflow_argument(describe)
     add_api_options(describe, json_help="print the API's answer as JSON")
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from lambda_workflows.engine.clients import SUBSCRIBE_WAIT
 
-from .console import Console, add_api_options, add_command, api
+from .console import Console, add_api_options, add_command, add_instance_arguments, api
 
 __all__ = ["add_watch", "event_line", "watch_instance"]
 
@@ -30,8 +30,7 @@ def add_watch(family: Any) -> None:
         ],
         watch_instance,
     )
-    watch.add_argument("name", metavar="NAME", help="the workflow's registered name")
-    watch.add_argument("id", metavar="ID", help="the instance's id")
+    add_instance_arguments(watch)
     watch.add_argument(
         "--types",
         help="only these event types, comma-separated (instance.complete, step.failed, ...)",
