@@ -160,6 +160,20 @@ def _finished(record: InstanceRecord, action: str) -> InvalidTransition:
 # --- the runner's transitions --------------------------------------------------------------
 
 
+def _ended(status: InstanceStatus, now: float, retention: float, **fields: Any) -> Change:
+    """The runner's last write of an instance that ends ``status`` at ``now``: no wake-up, off
+    the due index, kept ``retention`` seconds, the lease let go."""
+    return Change(
+        status=status,
+        wake_at=None,
+        finished_at=now,
+        expires_at=now + retention,
+        due_at=None,
+        release=True,
+        **fields,
+    )
+
+
 @immutable
 class Finish:
     """run() returned (complete, with ``output``) or failed (errored, with ``error``)."""
@@ -174,15 +188,8 @@ class Finish:
             raise ValueError(
                 f"a runner finishes an instance complete or errored, not {self.status}"
             )
-        return Change(
-            status=self.status,
-            output=self.output,
-            error=self.error,
-            wake_at=None,
-            finished_at=now,
-            expires_at=now + self.retention_seconds,
-            due_at=None,
-            release=True,
+        return _ended(
+            self.status, now, self.retention_seconds, output=self.output, error=self.error
         )
 
 
@@ -215,16 +222,8 @@ class EndRollback:
         ends = self.rollback.ends_as
         if ends not in (InstanceStatus.ERRORED, InstanceStatus.TERMINATED):
             raise ValueError(f"rollbacks end an instance errored or terminated, not {ends}")
-        return Change(
-            status=ends,
-            error=self.rollback.cause if ends is InstanceStatus.ERRORED else None,
-            rollback=self.rollback,
-            wake_at=None,
-            finished_at=now,
-            expires_at=now + self.retention_seconds,
-            due_at=None,
-            release=True,
-        )
+        error = self.rollback.cause if ends is InstanceStatus.ERRORED else None
+        return _ended(ends, now, self.retention_seconds, error=error, rollback=self.rollback)
 
 
 @immutable
