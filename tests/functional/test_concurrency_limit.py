@@ -111,10 +111,10 @@ class Pool:
         self.store = Observed(env.store, self)
         if env.backend == "aws":
             runtime = env.aws.runtime
-            queue, wakeups = runtime.queue, runtime.wakeups
+            queue, wakeups, slots = runtime.queue, runtime.wakeups, runtime.slot_store
         else:
-            queue, wakeups = env.queue, env.scheduler
-        self.runner = Runner(env.workflows, self.store, queue, wakeups, env.clock)
+            queue, wakeups, slots = env.queue, env.scheduler, env.store.slots
+        self.runner = Runner(env.workflows, self.store, queue, wakeups, env.clock, slot_store=slots)
         self.running: set[str] = set()
         self.started: list[str] = []
         self.complete: set[str] = set()

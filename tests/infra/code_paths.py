@@ -50,11 +50,13 @@ COMPONENTS = {
     "wakeups": ("aws/scheduler.py", "SchedulerWakeUps"),  # AwsRuntime.wakeups
     "recurring": ("aws/recurring.py", "RecurringSchedules"),  # the sweep's reconciliation
     "slots": ("engine/slots.py", "SlotGate"),  # InstanceService.slots, Runner.slots
-    "slot_items": ("aws/slots.py", "DynamoSlots"),  # SlotGate.slot_items (DynamoStore.slots)
+    "slot_items": ("aws/slots.py", "DynamoSlots"),  # SlotGate.slot_items
+    "slot_store": ("aws/slots.py", "DynamoSlots"),  # AwsRuntime.slot_store
     "listing_indexes": ("aws/instance_listing.py", "ListingIndexes"),  # DynamoStore's
     "reaper": ("aws/reaper.py", "ExpiredInstanceReaper"),  # the sweep's stream records
     "firings": ("engine/firing_recovery.py", "FiringRecovery"),  # the sweep's lost firings
     "ledger": ("aws/firings.py", "DynamoFiringLedger"),  # FiringRecovery.ledger
+    "schedule_store": ("aws/firings.py", "DynamoFiringLedger"),  # AwsRuntime.schedule_store
     "deletes": ("aws/deletes.py", "InstanceDeletes"),  # DynamoStore.deletes
     # DynamoStore's collaborators, one per responsibility (see aws/dynamodb.py)
     "creation": ("aws/creation.py", "InstanceCreation"),

@@ -103,9 +103,19 @@ class MemoryBackend:
         self.store = MemoryStore()
         self.queue = MemoryQueue(clock)
         self.scheduler = MemoryScheduler()
-        self.service = InstanceService(workflows, self.store, self.queue, self.scheduler, clock)
+        slots = self.store.slots  # the concurrency slots, beside the instances
+        self.service = InstanceService(
+            workflows, self.store, self.queue, self.scheduler, clock, slot_store=slots
+        )
         self.runner = Runner(
-            workflows, self.store, self.queue, self.scheduler, clock, settings, env=env
+            workflows,
+            self.store,
+            self.queue,
+            self.scheduler,
+            clock,
+            settings,
+            env=env,
+            slot_store=slots,
         )
         self.runner.links = LinkSigner(secrets.token_bytes(LINK_KEY_BYTES))  # as dev's: its own
         self.recurring: RecurringFirings = MemoryRecurring(workflows, self.service, clock)

@@ -1,9 +1,13 @@
-"""The engine wired to AWS: store, queue, wake-ups, service and runner.
+"""The engine wired to AWS: stores, queue, wake-ups, service and runner.
 
 :func:`build_runtime` wires one from explicit settings (the local runtime and the test kit
 build theirs so, and hand it to the entrypoints' ``make_handler``); :func:`get_runtime` is the
 one each Lambda process builds from its environment, lazily, on its first request (the
 module-level ``handler`` of every entrypoint, and the Python client without a service).
+
+The instance store, the work queue and the wake-ups are built with the runtime; the slot store
+and the schedule store (ports of their own, on the same table) on first use, and handed to the
+service, the runner and the sweep.
 
 The instance API (``service``) and the runner are built on first use, each importing its half
 of the engine then: a handler's cold start loads only what its requests use (the runner never
@@ -36,6 +40,7 @@ from .sqs import SqsWorkQueue
 if TYPE_CHECKING:
     from lambda_workflows.engine.advance import Runner, RunnerSettings, StatusListener
     from lambda_workflows.engine.clients import WorkflowClient
+    from lambda_workflows.engine.ports import ScheduleStore, SlotStore
     from lambda_workflows.engine.service import InstanceService
 
     LAMBDA_RUNNER: RunnerSettings
@@ -82,6 +87,20 @@ class AwsRuntime:
     links: LinkSigner | None = None  # approval links (None: the stack has no link key)
 
     @functools.cached_property
+    def slot_store(self) -> SlotStore:
+        """The concurrency slots of limited workflows, on the instance table."""
+        from .slots import DynamoSlots
+
+        return DynamoSlots(self.store.client, self.settings.table_name)
+
+    @functools.cached_property
+    def schedule_store(self) -> ScheduleStore:
+        """The recurring schedules' firing ledger, on the instance table (the sweep's)."""
+        from .firings import DynamoFiringLedger
+
+        return DynamoFiringLedger(self.store.client, self.settings.table_name)
+
+    @functools.cached_property
     def service(self) -> InstanceService:
         """The instance API: create, get, list, control, send events."""
         from lambda_workflows.engine.service import InstanceService
@@ -94,6 +113,7 @@ class AwsRuntime:
             self.clock,
             retention_seconds=self.settings.retention_days * 86_400,
             poll_pause=self.poll_pause,
+            slot_store=self.slot_store,
         )
 
     @functools.cached_property
@@ -113,6 +133,7 @@ class AwsRuntime:
             replace(pacing, retention_seconds=self.settings.retention_days * 86_400),
             env=lambda: Env(values, self._workflow_client),
             on_status=self.on_status,
+            slot_store=self.slot_store,
         )
         runner.links = self.links
         return runner

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
-from lambda_workflows.engine.slots import Giver, Holder, Moved, Taker, line_key
+from lambda_workflows.engine.ports import Giver, Holder, Moved, Taker
+from lambda_workflows.engine.slots import line_key
 from lambda_workflows.engine.transitions import Change
 
 from . import items as it
@@ -53,7 +54,7 @@ def line_pk(workflow: str, group: int) -> str:
 
 
 class DynamoSlots:
-    """:class:`~lambda_workflows.engine.slots.SlotStore` on the instances' table."""
+    """:class:`~lambda_workflows.engine.ports.SlotStore` on the instances' table."""
 
     def __init__(self, client: DynamoDBClient, table: str) -> None:
         self.client = client

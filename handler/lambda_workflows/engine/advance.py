@@ -73,7 +73,7 @@ from .model import (
     event_timestamp,
 )
 from .operations.base import StepInterceptor
-from .ports import InstanceState, InstanceStore, WakeUpScheduler, WorkQueue
+from .ports import InstanceState, InstanceStore, SlotStore, WakeUpScheduler, WorkQueue
 from .replay import Completed, Failed, Outcome, Replay, RollBack, RolledBack, Suspended
 from .retention import Retention, retention_of
 from .runner_settings import AdvanceResult, RunnerSettings, StatusListener
@@ -117,6 +117,7 @@ class Runner:
         env: Callable[[], Env] | None = None,
         on_status: StatusListener | None = None,
         interceptor: StepInterceptor | None = None,
+        slot_store: SlotStore | None = None,
     ) -> None:
         self.workflows = workflows
         self.store = store
@@ -129,8 +130,8 @@ class Runner:
         self.interceptor = interceptor
         self.links: LinkSigner | None = None
         """Mints the URLs of ``wait_for_event(..., link=True)``; None: that call raises."""
-        # the concurrency limits (None when no workflow declares one: no call for them)
-        self.slots = SlotGate.of(workflows, store, queue, clock)
+        # the concurrency limits, kept in ``slot_store`` (None: no limit is enforced)
+        self.slots = SlotGate.of(workflows, store, queue, clock, slot_store)
         self.children = Children(workflows, store, queue, clock, self.slots)  # run_workflow's
         # Each workflow's retention by outcome, checked here so a bad one fails at start-up.
         self._retention = {

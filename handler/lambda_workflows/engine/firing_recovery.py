@@ -37,8 +37,10 @@ create that failed (throttled) is tried again by the next run.
   of one schedule are looked at per run, and :data:`RECOVERY_LIMIT` instances are created per
   run at most; the next run goes on from the watermarks.
 
-The watermarks live in one ledger (:class:`FiringLedger`: one item on AWS), read once per run
-and written only when something moved, on condition that nobody wrote it meanwhile.
+The watermarks live in one ledger, the schedule store
+(:class:`~lambda_workflows.engine.ports.ScheduleStore`, a port the runtime builds: one item on
+AWS), read once per run and written only when something moved, on condition that nobody wrote
+it meanwhile.
 
 Pure: no clock reads (the sweep passes the time), no AWS (the ledger is a port).
 """
@@ -46,14 +48,15 @@ Pure: no clock reads (the sweep passes the time), no AWS (the ledger is a port).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Protocol
+from typing import Any
 
 from .errors import InfrastructureError, InstanceAlreadyExists, WorkflowError
 from .immutable import immutable
 from .model import InstanceRef
+from .ports import FiringWatermarks, ScheduleStore
 from .retention import retention_of
 from .schedules import MAX_FIRINGS, Schedule, firing, firing_keys, scheduled_time, schedules_of
 from .service import InstanceService
@@ -105,30 +108,9 @@ class FiringSeries:
         return firing(self.workflow, scheduled_time(at), self.key)
 
 
-@immutable
-class FiringWatermarks:
-    """The ledger as read: each series' watermark (epoch seconds), and the ledger's version
-    (0: never written), which a write must still find."""
-
-    through: Mapping[str, float]
-    version: int = 0
-
-
-class FiringLedger(Protocol):
-    """Where the watermarks are kept, and what tells a started firing from a lost one."""
-
-    def read(self) -> FiringWatermarks:
-        """The watermarks as they are now (empty, version 0, before the first write)."""
-        ...
-
-    def write(self, through: Mapping[str, float], read: FiringWatermarks) -> bool:
-        """Replace the watermarks by ``through`` if the ledger is still as ``read`` found it;
-        False when another run wrote it first (nothing is written)."""
-        ...
-
-    def started(self, refs: Sequence[InstanceRef]) -> set[InstanceRef]:
-        """Which of ``refs`` were created: live instances, and deleted ones (tombstones)."""
-        ...
+FiringLedger = ScheduleStore
+"""The firing ledger: the :class:`~lambda_workflows.engine.ports.ScheduleStore` port, by the
+name this module gave it first."""
 
 
 @dataclass
@@ -159,7 +141,7 @@ class FiringRecovery:
 
     Args:
         workflows: the registry.
-        ledger: the watermarks, and which instances exist.
+        ledger: the schedule store: the watermarks, and which instances exist.
         service: creates the instances, as TriggerFunction does.
         retention_seconds: the runtime's retention (a workflow's own ``retention`` wins).
     """
@@ -167,7 +149,7 @@ class FiringRecovery:
     def __init__(
         self,
         workflows: Mapping[str, Any],
-        ledger: FiringLedger,
+        ledger: ScheduleStore,
         service: InstanceService,
         retention_seconds: float,
     ) -> None:

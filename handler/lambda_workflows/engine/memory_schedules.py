@@ -14,9 +14,9 @@ from typing import Any, Protocol
 
 from .clock import Clock
 from .errors import InstanceAlreadyExists
-from .firing_recovery import FiringWatermarks
 from .memory import MemoryStore
 from .model import InstanceRef
+from .ports import FiringWatermarks
 from .schedules import (
     MAX_FIRINGS,
     Firing,
@@ -107,7 +107,8 @@ class MemoryRecurring:
 
 
 class MemoryFiringLedger:
-    """:class:`~lambda_workflows.engine.firing_recovery.FiringLedger` on a :class:`MemoryStore`.
+    """:class:`~lambda_workflows.engine.ports.ScheduleStore` on a :class:`MemoryStore`: the
+    firing ledger.
 
     Args:
         store: the store whose instances (and tombstones) tell which firings started.

@@ -1,4 +1,4 @@
-"""The in-memory :class:`~lambda_workflows.engine.slots.SlotStore`: slots and lines in dicts,
+"""The in-memory :class:`~lambda_workflows.engine.ports.SlotStore`: slots and lines in dicts,
 changed under the memory store's lock, so each operation is as atomic as its DynamoDB
 transaction."""
 
@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .model import InstanceRecord, InstanceRef, InstanceStatus
-from .slots import Giver, Holder, Moved, Taker
+from .ports import Giver, Holder, Moved, Taker
+from .slots import line_key
 from .transitions import Change
 
 if TYPE_CHECKING:
@@ -39,8 +40,6 @@ class MemorySlots:
             line.insert(at, key)
 
     def enqueue(self, record: InstanceRecord, group: int, change: Change) -> InstanceRecord | None:
-        from .slots import line_key
-
         with self._store._lock:
             current = self._record(record.workflow, record.id)
             if current is None or current.version != record.version or current.slot is not None:

@@ -1,5 +1,10 @@
 """The engine's ports: what it needs from storage, the work queue and the wake-up scheduler.
 
+Four stores, each a port of its own, built by the runtime and handed to the service and the
+runner: the instances (:class:`InstanceStore`), the concurrency slots of limited workflows
+(:class:`SlotStore`), the recurring schedules' firing watermarks (:class:`ScheduleStore`), and
+the wake-ups (:class:`WorkQueue`, :class:`WakeUpScheduler`).
+
 The core decides; adapters act. ``lambda_workflows.engine.memory`` implements these in memory (test
 kit); ``lambda_workflows.aws`` implements them on DynamoDB, SQS and EventBridge Scheduler.
 """
@@ -8,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 from .errors import SuspendReason
@@ -306,4 +312,139 @@ class WakeUpScheduler(Protocol):
 
     def cancel(self, ref: InstanceRef) -> None:
         """Drop every pending wake-up of the instance (terminate, restart)."""
+        ...
+
+
+# --- the concurrency slots of limited workflows (see lambda_workflows.engine.slots) ---------
+
+
+def id_in(key: str) -> str:
+    """The instance id of a place in line (``<creation time>#<id>``)."""
+    return key.split("#", 1)[1]
+
+
+@immutable
+class Holder:
+    """Slot ``slot`` is held by instance ``id``; look at it again after ``check_at``."""
+
+    slot: int
+    id: str
+    check_at: float
+
+
+@immutable
+class Taker:
+    """Who gets a slot: a waiting instance (``key`` in the line of ``group``), and the change
+    its record gets (:class:`~lambda_workflows.engine.transitions.GrantSlot`'s) if it is still
+    queued and holds no slot."""
+
+    group: int
+    key: str
+    change: Change
+
+    @property
+    def id(self) -> str:
+        return id_in(self.key)
+
+
+@immutable
+class Giver:
+    """Who lets a slot go: instance ``id``, whose record gets ``change`` if its version is
+    still ``version`` (None: if it still holds the slot). ``change`` None: only check that it
+    holds the slot no more (or is gone). ``requeue``: put it back in line (``key`` of
+    ``group``), as :class:`~lambda_workflows.engine.transitions.ReclaimSlot` does to a running
+    instance."""
+
+    id: str
+    version: int | None = None
+    change: Change | None = None
+    requeue: tuple[int, str] | None = None
+
+
+class Moved(StrEnum):
+    """How a :meth:`SlotStore.move` went."""
+
+    DONE = "done"
+    SLOT_CHANGED = "slot_changed"  # the slot's holder is not the one expected
+    TAKER_GONE = "taker_gone"  # the taker is not queued, holds a slot, or is gone
+    GIVER_CHANGED = "giver_changed"  # the giver changed since it was read
+
+
+class SlotStore(Protocol):
+    """The slots and lines of limited workflows (see :mod:`lambda_workflows.engine.slots`),
+    kept beside the instances: each write may change an instance record with them, atomically.
+    Built by the runtime over the same storage as its :class:`InstanceStore`."""
+
+    def enqueue(self, record: InstanceRecord, group: int, change: Change) -> InstanceRecord | None:
+        """Put ``record`` in the line of ``group`` and write ``change`` to it, in one atomic
+        write, if its version is still ``record.version`` and it holds no slot; the new
+        record, or None when it changed (read it again)."""
+        ...
+
+    def join(self, workflow: str, group: int, key: str) -> None:
+        """Put ``key`` in the line (a new instance, before it is written)."""
+        ...
+
+    def leave(self, workflow: str, group: int, key: str) -> None:
+        """Take ``key`` out of the line (it was never created, or left it)."""
+        ...
+
+    def waiting(self, workflow: str, group: int, limit: int) -> list[str]:
+        """The first ``limit`` keys of the line, oldest first (a strongly consistent read)."""
+        ...
+
+    def ahead(self, workflow: str, group: int, key: str) -> int:
+        """How many are in line before ``key``."""
+        ...
+
+    def holders(self, workflow: str, slots: Sequence[int]) -> list[Holder]:
+        """The held slots among ``slots`` (strongly consistent)."""
+        ...
+
+    def move(
+        self,
+        workflow: str,
+        slot: int,
+        giver: Giver | None,
+        taker: Taker | None,
+        check_at: float,
+    ) -> Moved:
+        """In one atomic write: ``slot`` goes from ``giver`` (None: it must be free) to
+        ``taker`` (None: it is freed), with the instances' changes; ``check_at`` is when to
+        look at the new holder. Nothing is written unless every condition holds."""
+        ...
+
+    def recheck(self, workflow: str, holder: Holder, check_at: float) -> None:
+        """Look at ``holder`` again after ``check_at`` (if it still holds the slot)."""
+        ...
+
+
+# --- the recurring schedules' firings (see lambda_workflows.engine.firing_recovery) ---------
+
+
+@immutable
+class FiringWatermarks:
+    """The ledger as read: each series' watermark (epoch seconds), and the ledger's version
+    (0: never written), which a write must still find."""
+
+    through: Mapping[str, float]
+    version: int = 0
+
+
+class ScheduleStore(Protocol):
+    """The firing ledger of the recurring schedules: where the sweep keeps its watermarks, and
+    what tells a started firing from a lost one (see
+    :mod:`lambda_workflows.engine.firing_recovery`)."""
+
+    def read(self) -> FiringWatermarks:
+        """The watermarks as they are now (empty, version 0, before the first write)."""
+        ...
+
+    def write(self, through: Mapping[str, float], read: FiringWatermarks) -> bool:
+        """Replace the watermarks by ``through`` if the ledger is still as ``read`` found it;
+        False when another run wrote it first (nothing is written)."""
+        ...
+
+    def started(self, refs: Sequence[InstanceRef]) -> set[InstanceRef]:
+        """Which of ``refs`` were created: live instances, and deleted ones (tombstones)."""
         ...

@@ -62,6 +62,7 @@ from .ports import (
     InstancePage,
     InstanceState,
     InstanceStore,
+    SlotStore,
     WakeUpScheduler,
     WorkQueue,
 )
@@ -187,6 +188,7 @@ class InstanceService:
         *,
         retention_seconds: float = 30 * 86_400.0,
         poll_pause: PauseFunction | None = None,
+        slot_store: SlotStore | None = None,
     ) -> None:
         self.retention_seconds = retention_seconds
         # waits between the reads of a subscription's long poll (None: subscribe never waits)
@@ -196,8 +198,9 @@ class InstanceService:
         self.queue = queue
         self.scheduler = scheduler
         self.clock = clock
-        # the concurrency limits (None when no workflow declares one: no call for them)
-        self.slots = SlotGate.of(workflows, store, queue, clock)
+        # the concurrency limits, kept in ``slot_store`` (None: no limit is enforced); a
+        # workflow that declares none never pays a call for them
+        self.slots = SlotGate.of(workflows, store, queue, clock, slot_store)
 
     # --- creating -------------------------------------------------------------------------
 

@@ -15,7 +15,9 @@ its group's slots; reading a group's slots is one batch read, and its line (orde
 creation time, then id) is one partition. With N ≤ 100 there is one group: starts are strictly
 oldest first. With more, each group is oldest first, and the load spreads over G lines.
 
-The rules (each step is one conditional, atomic write of the store, see :class:`SlotStore`):
+The rules (each step is one conditional, atomic write of the slot store, a port of its own:
+:class:`~lambda_workflows.engine.ports.SlotStore`, which the runtime builds and hands to the
+service and the runner):
 
 - Creating an instance of a limited workflow puts it in its group's line first, then writes
   it (queued, "waiting for a slot").
@@ -51,20 +53,27 @@ unknown outcome finds it done or does it once.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import math
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any
 
 from .clock import Clock
 from .concurrency import limit_of
 from .errors import InfrastructureError, InstanceNotFound
-from .immutable import immutable
 from .model import FINISHED, InstanceRecord, InstanceRef, InstanceStatus
-from .ports import BatchCreateResult, InstanceStore, WorkQueue
+from .ports import (
+    BatchCreateResult,
+    Giver,
+    Holder,
+    InstanceStore,
+    Moved,
+    SlotStore,
+    Taker,
+    WorkQueue,
+    id_in,
+)
 from .recovery import QUEUE_GRACE
 from .transitions import (
     WAITING_FOR_SLOT,
@@ -106,109 +115,6 @@ def line_key(record: InstanceRecord) -> str:
     return f"{int(record.created_at * 1000):017d}#{record.id}"
 
 
-def id_in(key: str) -> str:
-    """The instance id of a place in line."""
-    return key.split("#", 1)[1]
-
-
-@immutable
-class Holder:
-    """Slot ``slot`` is held by instance ``id``; look at it again after ``check_at``."""
-
-    slot: int
-    id: str
-    check_at: float
-
-
-@immutable
-class Taker:
-    """Who gets a slot: a waiting instance (``key`` in the line of ``group``), and the change
-    its record gets (:class:`GrantSlot`'s) if it is still queued and holds no slot."""
-
-    group: int
-    key: str
-    change: Change
-
-    @property
-    def id(self) -> str:
-        return id_in(self.key)
-
-
-@immutable
-class Giver:
-    """Who lets a slot go: instance ``id``, whose record gets ``change`` if its version is
-    still ``version`` (None: if it still holds the slot). ``change`` None: only check that it
-    holds the slot no more (or is gone). ``requeue``: put it back in line (``key`` of
-    ``group``), as :class:`ReclaimSlot` does to a running instance."""
-
-    id: str
-    version: int | None = None
-    change: Change | None = None
-    requeue: tuple[int, str] | None = None
-
-
-class Moved(StrEnum):
-    """How a :meth:`SlotStore.move` went."""
-
-    DONE = "done"
-    SLOT_CHANGED = "slot_changed"  # the slot's holder is not the one expected
-    TAKER_GONE = "taker_gone"  # the taker is not queued, holds a slot, or is gone
-    GIVER_CHANGED = "giver_changed"  # the giver changed since it was read
-
-
-class SlotStore(Protocol):
-    """The slots and lines of limited workflows, beside the instances (same store)."""
-
-    def enqueue(self, record: InstanceRecord, group: int, change: Change) -> InstanceRecord | None:
-        """Put ``record`` in the line of ``group`` and write ``change`` to it, in one atomic
-        write, if its version is still ``record.version`` and it holds no slot; the new
-        record, or None when it changed (read it again)."""
-        ...
-
-    def join(self, workflow: str, group: int, key: str) -> None:
-        """Put ``key`` in the line (a new instance, before it is written)."""
-        ...
-
-    def leave(self, workflow: str, group: int, key: str) -> None:
-        """Take ``key`` out of the line (it was never created, or left it)."""
-        ...
-
-    def waiting(self, workflow: str, group: int, limit: int) -> list[str]:
-        """The first ``limit`` keys of the line, oldest first (a strongly consistent read)."""
-        ...
-
-    def ahead(self, workflow: str, group: int, key: str) -> int:
-        """How many are in line before ``key``."""
-        ...
-
-    def holders(self, workflow: str, slots: Sequence[int]) -> list[Holder]:
-        """The held slots among ``slots`` (strongly consistent)."""
-        ...
-
-    def move(
-        self,
-        workflow: str,
-        slot: int,
-        giver: Giver | None,
-        taker: Taker | None,
-        check_at: float,
-    ) -> Moved:
-        """In one atomic write: ``slot`` goes from ``giver`` (None: it must be free) to
-        ``taker`` (None: it is freed), with the instances' changes; ``check_at`` is when to
-        look at the new holder. Nothing is written unless every condition holds."""
-        ...
-
-    def recheck(self, workflow: str, holder: Holder, check_at: float) -> None:
-        """Look at ``holder`` again after ``check_at`` (if it still holds the slot)."""
-        ...
-
-
-def has_slots(store: InstanceStore) -> bool:
-    """True when ``store`` keeps slots (the memory and DynamoDB stores do), without building
-    them: a runtime whose workflows declare no limit never loads their code."""
-    return getattr(type(store), "slots", None) is not None or hasattr(store, "slots")
-
-
 class Limits(Mapping[str, int]):
     """The concurrency limit of each registered workflow that declares one, read from the
     registry at each use (a registry may change while the runtime runs: ``lambda-workflows dev``,
@@ -231,38 +137,40 @@ class Limits(Mapping[str, int]):
 
 
 class SlotGate:
-    """The concurrency limits of the registered workflows, enforced on a store's slots."""
+    """The concurrency limits of the registered workflows, enforced on the slot store
+    (``slot_items``) beside the instance store."""
 
     def __init__(
         self,
         limits: Mapping[str, int],
         store: InstanceStore,
+        slot_items: SlotStore,
         queue: WorkQueue,
         clock: Clock,
         workflows: Mapping[str, Any] | None = None,
     ) -> None:
         self.limits = limits
         self.store = store
+        self.slot_items = slot_items
         self.queue = queue
         self.clock = clock
         self._workflows = workflows or {}  # the registry: whose versions are deployed
 
-    @functools.cached_property
-    def slot_items(self) -> SlotStore:
-        """The store's slots, built on first use (by a limited workflow)."""
-        found: SlotStore = getattr(self.store, "slots")  # noqa: B009 (typed here)
-        return found
-
     @classmethod
     def of(
-        cls, workflows: Any, store: InstanceStore, queue: WorkQueue, clock: Clock
+        cls,
+        workflows: Any,
+        store: InstanceStore,
+        queue: WorkQueue,
+        clock: Clock,
+        slot_store: SlotStore | None,
     ) -> SlotGate | None:
-        """The gate of ``workflows`` (a mapping of classes), or None when the store has no
-        slots. A workflow without a limit never pays a call for it: the gate looks at its
-        class only."""
-        if not isinstance(workflows, Mapping) or not has_slots(store):
+        """The gate of ``workflows`` (a mapping of classes), or None without a slot store (no
+        limit is enforced then). A workflow without a limit never pays a call for it: the gate
+        looks at its class only."""
+        if not isinstance(workflows, Mapping) or slot_store is None:
             return None
-        return cls(Limits(workflows), store, queue, clock, workflows)
+        return cls(Limits(workflows), store, slot_store, queue, clock, workflows)
 
     def limited(self, workflow: str) -> bool:
         """True when ``workflow`` declares a concurrency limit."""

@@ -163,12 +163,10 @@ def recover_firings(runtime: AwsRuntime) -> dict[str, int] | None:
     no workflow declares schedules). Runs whether or not any does, so that the ledger forgets
     the schedules removed. An AWS error is logged and counted, never raised: the next run goes
     on from the watermarks."""
-    from lambda_workflows.aws.firings import DynamoFiringLedger
     from lambda_workflows.engine.firing_recovery import FiringRecovery, declared_series
 
-    ledger = DynamoFiringLedger(runtime.store.client, runtime.settings.table_name)
     retention = runtime.settings.retention_days * 86_400
-    firings = FiringRecovery(runtime.workflows, ledger, runtime.service, retention)
+    firings = FiringRecovery(runtime.workflows, runtime.schedule_store, runtime.service, retention)
     try:
         counts = firings.recover(runtime.clock.time()).summary()
     except InfrastructureError as exc:
