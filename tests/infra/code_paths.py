@@ -44,6 +44,9 @@ PUBLISHER_SERVICES = {
 # The classes the runtime wires together, by the attribute (or accessor) code reaches them by.
 COMPONENTS = {
     "service": ("engine/service.py", "InstanceService"),
+    "creation": ("engine/creation.py", "InstanceCreation"),  # InstanceService.creation
+    "commands": ("engine/commands.py", "InstanceCommands"),  # InstanceService.commands
+    "queries": ("engine/queries.py", "InstanceQueries"),  # InstanceService.queries
     "store": ("aws/dynamodb.py", "DynamoStore"),
     "queue": ("aws/sqs.py", "SqsWorkQueue"),
     "scheduler": ("aws/scheduler.py", "SchedulerWakeUps"),  # InstanceService.scheduler

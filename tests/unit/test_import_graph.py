@@ -54,17 +54,23 @@ INSTANCE_API = (
     "pydantic",
     "pydantic_core",
 )
+# The instance service's parts: loaded with it (writes: creation, commands; reads: queries).
+SERVICE_PARTS = (
+    "lambda_workflows.engine.creation",
+    "lambda_workflows.engine.commands",
+    "lambda_workflows.engine.queries",
+)
 # Recurring schedules' parser and cron engine: loaded when a registered workflow declares
 # schedules (and by the sweep, which reconciles them on every run), not otherwise.
 SCHEDULES = ("lambda_workflows.engine.schedules", "lambda_workflows.engine.cron", "zoneinfo")
 # The Powertools resolver: loaded by the first request the API's direct path leaves to it.
 RESOLVER = ("lambda_workflows.entrypoints._api_resolver", "lambda_workflows.engine.cron")
 NOT_LOADED = {
-    "lambda_workflows.entrypoints.runner": (*EVERYWHERE, *INSTANCE_API, *SCHEDULES),
+    "lambda_workflows.entrypoints.runner": (*EVERYWHERE, *INSTANCE_API, *SERVICE_PARTS, *SCHEDULES),
     "lambda_workflows.entrypoints.sweep": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:]),
     "lambda_workflows.entrypoints.trigger": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:], *SCHEDULES),
     "lambda_workflows.entrypoints.api": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:], *RESOLVER),
-    "lambda_workflows": (*EVERYWHERE, *REPLAY, *INSTANCE_API, "boto3"),
+    "lambda_workflows": (*EVERYWHERE, *REPLAY, *INSTANCE_API, *SERVICE_PARTS, "boto3"),
 }
 
 

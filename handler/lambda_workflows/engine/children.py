@@ -50,7 +50,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .clock import Clock
 from .errors import (
@@ -84,7 +84,6 @@ from .transitions import KEEP, Change
 from .versions import is_registered, newest_version, workflow_names
 
 if TYPE_CHECKING:
-    from .service import InstanceService
     from .slots import SlotGate
 
 __all__ = [
@@ -323,7 +322,27 @@ class Children:
             log.warning("wake-up of %s not posted (%s); the recovery sweep will post it", ref, exc)
 
 
-def terminated(service: InstanceService, record: InstanceRecord) -> None:
+class Terminator(Protocol):
+    """What terminates instances: the instance service's commands (see :func:`terminated`)."""
+
+    @property
+    def workflows(self) -> Collection[str]: ...
+
+    @property
+    def store(self) -> InstanceStore: ...
+
+    @property
+    def queue(self) -> WorkQueue: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    def terminate(self, ref: InstanceRef, rollback: bool = False) -> InstanceRecord:
+        """Stop the instance for good (InvalidTransition when it already finished)."""
+        ...
+
+
+def terminated(service: Terminator, record: InstanceRecord) -> None:
     """After a terminate of ``record``'s instance: a terminated child answers its parent, and
     the instance's children still running are terminated (theirs in turn). Idempotent: a
     terminate retried after a crash does what the first one left undone."""

@@ -14,6 +14,9 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from .errors import NOTHING_REGISTERED, UnknownWorkflow
+from .limits import check_workflow_name
+
 DEFAULT_VERSION = "1"
 VERSION_PATTERN = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,63}$")
 PARK_RETRY_SECONDS = 60.0
@@ -41,6 +44,20 @@ def workflow_names(workflows: Iterable[str]) -> list[str]:
 def is_registered(workflows: Collection[str], name: str) -> bool:
     """True when some version of ``name`` is registered (its newest one is)."""
     return "@" not in name and name in workflows
+
+
+def check_workflow(workflows: Collection[str], workflow: str) -> str:
+    """``workflow`` when it names a registered workflow; else UnknownWorkflow listing the
+    registered ones (or InvalidInput for a name no workflow can have)."""
+    check_workflow_name(workflow)
+    if not workflows:
+        raise UnknownWorkflow(f"no workflow is registered as {workflow!r}: {NOTHING_REGISTERED}")
+    if not is_registered(workflows, workflow):
+        raise UnknownWorkflow(
+            f"no workflow is registered as {workflow!r}; registered: "
+            f"{', '.join(workflow_names(workflows))}"
+        )
+    return workflow
 
 
 def versions_of(workflows: Mapping[str, Any], name: str) -> dict[str, Any]:
