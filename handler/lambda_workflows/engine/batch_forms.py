@@ -1,4 +1,5 @@
-"""The bodies a batch create takes: today's list of items, and Cloudflare's object forms.
+"""The bodies a batch create takes: today's list of items, and Cloudflare's object forms; and
+the shape check every batch (a create's items, a delete's ids) passes before anything is written.
 
 Cloudflare's ``createBatch`` (changelog 2026-10-08) takes, besides a list of instances,
 
@@ -22,7 +23,17 @@ from typing import Any
 from .errors import InvalidInput
 from .immutable import immutable
 
-__all__ = ["MAX_BATCH", "BatchBody", "BatchRequest", "batch_body", "read_batch"]
+__all__ = [
+    "CREATE_BATCH",
+    "DELETE_BATCH",
+    "MAX_BATCH",
+    "BatchBody",
+    "BatchRequest",
+    "BatchShape",
+    "batch_body",
+    "check_batch",
+    "read_batch",
+]
 
 MAX_BATCH = 100
 """Instances one batch creates at most (Cloudflare's limit too)."""
@@ -34,6 +45,46 @@ _FORMS = (
     'a list of {id?, params?} items, {"count": N, "params": ...} for N instances with '
     'generated ids, or {"instances": [{id?, params?}, ...]}'
 )
+
+
+@immutable
+class BatchShape:
+    """What one kind of batch holds, in the words of its refusals (see :func:`check_batch`)."""
+
+    verb: str  # what the batch does with each item: "a batch <verb> at most N instances"
+    item: str  # what an item must be
+    item_type: type  # and its type
+    done: str  # what nothing of a refused batch was: "nothing was <done>"
+    limit: int = MAX_BATCH
+
+
+CREATE_BATCH = BatchShape("holds", "an object {id?, params?}", Mapping, "created")
+"""A batch create's items (after its object forms are read as a list)."""
+DELETE_BATCH = BatchShape("deletes", "an instance id (a string)", str, "deleted")
+"""A batch delete's ids."""
+
+
+def check_batch(items: Any, shape: BatchShape, not_a_list: str) -> Sequence[Any]:
+    """``items`` when it is a list of at most ``shape.limit`` items of ``shape.item_type``.
+
+    Raises:
+        InvalidInput: ``not_a_list`` when it is not a list; else saying which item is not
+            of its type, or how many items there are too many. The whole batch is refused,
+            so nothing of it is written.
+    """
+    if not isinstance(items, Sequence) or isinstance(items, str | bytes):
+        raise InvalidInput(not_a_list)
+    if len(items) > shape.limit:
+        raise InvalidInput(
+            f"a batch {shape.verb} at most {shape.limit} instances, got {len(items)}; split it"
+        )
+    for index, item in enumerate(items):
+        if not isinstance(item, shape.item_type):
+            raise InvalidInput(
+                f"batch item {index} must be {shape.item}, not {type(item).__name__}; "
+                f"nothing was {shape.done}"
+            )
+    return items
 
 
 @immutable
@@ -130,16 +181,4 @@ def _count(count: Any) -> int:
 
 def _checked_items(items: Any, what: str) -> Sequence[Mapping[str, Any]]:
     """Refuse a list that is malformed as a whole: nothing of it can be reported per item."""
-    if not isinstance(items, Sequence) or isinstance(items, str | bytes):
-        raise InvalidInput(f"{what} takes {_FORMS}; got {type(items).__name__}")
-    if len(items) > MAX_BATCH:
-        raise InvalidInput(
-            f"a batch holds at most {MAX_BATCH} instances, got {len(items)}; split it"
-        )
-    for index, item in enumerate(items):
-        if not isinstance(item, Mapping):
-            raise InvalidInput(
-                f"batch item {index} must be an object {{id?, params?}}, not "
-                f"{type(item).__name__}; nothing was created"
-            )
-    return items
+    return check_batch(items, CREATE_BATCH, f"{what} takes {_FORMS}; got {type(items).__name__}")

@@ -23,11 +23,10 @@ before it deletes. So an owed cleanup, the sweep's, never owes children.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InvalidInput
+from .batch_forms import DELETE_BATCH, MAX_BATCH, check_batch
 from .limits import MAX_ID
 
 __all__ = [
@@ -38,7 +37,7 @@ __all__ = [
     "check_delete_batch",
 ]
 
-MAX_DELETE_BATCH = 100
+MAX_DELETE_BATCH = MAX_BATCH
 SETTLE_SECONDS = 960.0
 """How long after a delete a writer that loaded the instance before it may still write: a
 runner invocation lasts at most the Lambda timeout (900 s), a little less than a lease
@@ -88,17 +87,7 @@ class DeleteBatchResult:
 
 def check_delete_batch(ids: Any) -> list[str]:
     """The ids of a batch delete, or InvalidInput for a batch malformed as a whole (nothing
-    is deleted then): not a list, more than 100 ids, an id that is not a string."""
-    if not isinstance(ids, Sequence) or isinstance(ids, str | bytes):
-        raise InvalidInput("delete_batch takes a list of instance ids")
-    if len(ids) > MAX_DELETE_BATCH:
-        raise InvalidInput(
-            f"a batch deletes at most {MAX_DELETE_BATCH} instances, got {len(ids)}; split it"
-        )
-    for index, id in enumerate(ids):
-        if not isinstance(id, str):
-            raise InvalidInput(
-                f"batch item {index} must be an instance id (a string), not "
-                f"{type(id).__name__}; nothing was deleted"
-            )
-    return list(ids)
+    is deleted then): not a list, more than 100 ids, an id that is not a string (see
+    :func:`~lambda_workflows.engine.batch_forms.check_batch`, which a batch create's items pass
+    as well)."""
+    return list(check_batch(ids, DELETE_BATCH, "delete_batch takes a list of instance ids"))
