@@ -383,9 +383,10 @@ class InstanceCommands:
 
 
 def post_wake_up(send: Callable[[], None], *refs: InstanceRef) -> None:
-    """Post a wake-up after a committed write. If the queue fails, the write stands and
-    the instance's due time makes the recovery sweep post it: the caller's request did
-    succeed, and failing it would only invite a retry that finds the id taken."""
+    """Post a wake-up (or cancel stale ones: ``send`` says which) after a committed write. If
+    the queue fails, the write stands and the instance's due time makes the recovery sweep
+    post it: the caller's request did succeed, and failing it would only invite a retry that
+    finds the id taken."""
     try:
         send()
     except InfrastructureError as exc:
