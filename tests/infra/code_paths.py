@@ -30,7 +30,7 @@ ADAPTER_SERVICES = {
     "aws/firings.py": "dynamodb",
     "aws/deletes.py": "dynamodb",
     "aws/instance_listing.py": "dynamodb",
-    "aws/creation.py": "dynamodb",
+    "aws/creation_writes.py": "dynamodb",
     "aws/instance_reads.py": "dynamodb",
     "aws/journal_store.py": "dynamodb",
     "aws/event_store.py": "dynamodb",
@@ -62,7 +62,7 @@ COMPONENTS = {
     "schedule_store": ("aws/firings.py", "DynamoFiringLedger"),  # AwsRuntime.schedule_store
     "deletes": ("aws/deletes.py", "InstanceDeletes"),  # DynamoStore.deletes
     # DynamoStore's collaborators, one per responsibility (see aws/dynamodb.py)
-    "creation": ("aws/creation.py", "InstanceCreation"),
+    "creation_writes": ("aws/creation_writes.py", "CreationWrites"),
     "reads": ("aws/instance_reads.py", "InstanceReads"),
     "journal_store": ("aws/journal_store.py", "JournalStore"),
     "event_store": ("aws/event_store.py", "EventStore"),

@@ -3,7 +3,7 @@
 :class:`DynamoStore` is the one class the runtime and users construct; it hands each part of
 its work to a collaborator, one per responsibility, all on the same client and table:
 
-- :mod:`.creation`: creating instances, one or a batch (an id is taken once);
+- :mod:`.creation_writes`: creating instances, one or a batch (an id is taken once);
 - :mod:`.instance_reads`: reading an instance's item or its whole partition;
 - :mod:`.journal_store`: recording journal entries exactly once, a restart's generations;
 - :mod:`.child_writes`: a child workflow with its parent's wait, in one transaction;
@@ -45,7 +45,7 @@ from lambda_workflows.engine.transitions import Change
 from . import items as it
 from .boundary import call
 from .child_writes import ChildWrites
-from .creation import InstanceCreation
+from .creation_writes import CreationWrites
 from .event_store import EventStore
 from .instance_listing import ListingIndexes
 from .instance_reads import InstanceReads
@@ -117,9 +117,9 @@ class DynamoStore:
         return InstanceReads(self.client, self.table, self.clock)
 
     @functools.cached_property
-    def creation(self) -> InstanceCreation:
-        """Creates instances (see :mod:`lambda_workflows.aws.creation`)."""
-        return InstanceCreation(self.client, self.table, self.index_shards, lambda: self.deletes)
+    def creation_writes(self) -> CreationWrites:
+        """Creates instances (see :mod:`lambda_workflows.aws.creation_writes`)."""
+        return CreationWrites(self.client, self.table, self.index_shards, lambda: self.deletes)
 
     @functools.cached_property
     def journal_store(self) -> JournalStore:
@@ -163,13 +163,13 @@ class DynamoStore:
     # --- creating -------------------------------------------------------------------------
 
     def create(self, record: InstanceRecord) -> None:
-        self.creation.create(record)
+        self.creation_writes.create(record)
 
     def create_many(self, records: Sequence[InstanceRecord]) -> BatchCreateResult:
         """One transaction for the batch when it fits (≤ 100 items, < 4 MB); ids that exist
         make the transaction fail with a per-item reason, and the rest is retried without them.
         """
-        return self.creation.create_many(records)
+        return self.creation_writes.create_many(records)
 
     # --- reading --------------------------------------------------------------------------
 

@@ -25,14 +25,14 @@ if TYPE_CHECKING:
 
     from .deletes import InstanceDeletes
 
-__all__ = ["InstanceCreation"]
+__all__ = ["CreationWrites"]
 
 _TRANSACTION_BYTES = 3_500_000  # under the 4 MB TransactWriteItems limit
 _TRANSACTION_ITEMS = 100
 
 
 @dataclass
-class InstanceCreation:
+class CreationWrites:
     """Writes new instance items (see the module docstring).
 
     Attributes:
