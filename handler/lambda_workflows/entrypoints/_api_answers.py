@@ -1,7 +1,7 @@
 """The HTTP API's answer models: what each route answers (see :mod:`.api_models`).
 
-Each route's answer model is the contract the OpenAPI document shows, and
-:mod:`._api_wire` shapes the direct path's answers as these models dump them.
+Each route's answer model is the contract the OpenAPI document shows, and the one declaration
+of its shape: :mod:`._api_wire_gen` generates the direct path's table of their fields from them.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pydantic import ConfigDict, Field
 from lambda_workflows.engine.model import InstanceStatus
 
 from ._api_requests import WireModel
+from ._api_wire import absent_when_empty, absent_when_none
 
 
 class ErrorDetail(WireModel):
@@ -156,7 +157,7 @@ class HistoryBody(WireModel):
     )
     cursor: str | None = Field(
         default=None,
-        exclude_if=lambda cursor: cursor is None,  # absent: this page is the whole rest
+        exclude_if=absent_when_none,  # absent: this page is the whole rest
         description=(
             "Present only when there is a next page: pass it back as ?cursor=. A page holds at "
             "most ?limit= entries and events (1,000 by default) and 512 KiB, entries first; "
@@ -197,7 +198,7 @@ class WorkflowDetails(WireModel):
     )
     instances_at_least: list[str] = Field(
         default_factory=list,
-        exclude_if=lambda statuses: not statuses,  # left out when every count is exact
+        exclude_if=absent_when_empty,  # left out when every count is exact
         description=(
             "Present only when some counts are lower bounds: those statuses. A count reads at "
             "most 5,000 instances a listing (a workflow keeps its finished instances for their "
@@ -323,7 +324,7 @@ class StepView(WireModel):
     )
     attempts_omitted: int = Field(
         default=0,
-        exclude_if=lambda omitted: not omitted,  # left out when every attempt is shown
+        exclude_if=absent_when_empty,  # left out when every attempt is shown
         description=(
             "Present only when attempt_history leaves attempts out: how many. A row shows at "
             "most 25 attempts, the first and the 24 newest (GET .../history has them all)."
@@ -476,7 +477,7 @@ class InstanceDetails(WireModel):
     )
     steps_total: int | None = Field(
         default=None,
-        exclude_if=lambda total: total is None,  # left out when steps holds every row
+        exclude_if=absent_when_none,  # left out when steps holds every row
         description=(
             "Present only when steps holds the first page of the timeline, not all of it: how "
             "many rows it has in all. steps holds at most 1,000 rows and 512 KiB (outputs "
@@ -485,7 +486,7 @@ class InstanceDetails(WireModel):
     )
     steps_cursor: str | None = Field(
         default=None,
-        exclude_if=lambda cursor: cursor is None,
+        exclude_if=absent_when_none,
         description="Present with steps_total: pass as ?cursor= to GET .../steps for the rest.",
     )
 
