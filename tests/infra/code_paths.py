@@ -178,7 +178,24 @@ def _definitions(module: str) -> dict[str, ast.AST]:
             for item in node.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                     found[f"{node.name}.{item.name}"] = item
+                elif _forwarded(item) is not None:  # name = forward("part", Part.name)
+                    for target in item.targets:  # type: ignore[attr-defined]
+                        found[f"{node.name}.{target.id}"] = item
     return found
+
+
+def _forwarded(node: ast.AST) -> tuple[str, str] | None:
+    """``("queries", "status")`` for a facade's ``status = forward("queries",
+    InstanceQueries.status)`` (lambda_workflows.engine.forwarding); None for anything else."""
+    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+        return None
+    call = node.value
+    if not (isinstance(call.func, ast.Name) and call.func.id == "forward" and len(call.args) == 2):
+        return None
+    part, method = call.args
+    if isinstance(part, ast.Constant) and isinstance(method, ast.Attribute):
+        return str(part.value), method.attr
+    return None
 
 
 def _component(node: ast.expr) -> str | None:
@@ -201,6 +218,10 @@ def _reached(code: Code) -> Iterator[Code]:
     node = _tree(code.module) if not code.name else _definitions(code.module)[code.name]
     own_class = code.name.split(".")[0] if "." in code.name else None
     definitions = _definitions(code.module)
+    if (forwarded := _forwarded(node)) is not None:
+        module, cls = COMPONENTS[forwarded[0]]
+        yield Code(module, f"{cls}.{forwarded[1]}")
+        return
     for child in ast.walk(node):
         if isinstance(child, ast.Attribute):
             component = _component(child.value)
