@@ -44,6 +44,8 @@ EVERYWHERE = (
 REPLAY = (
     "lambda_workflows.engine.advance",
     "lambda_workflows.engine.replay",
+    "lambda_workflows.engine.replay_outcome",
+    "lambda_workflows.engine.step_tasks",
     "lambda_workflows.engine.operations",
 )
 # The instance API, its HTTP models and the validation behind them.

@@ -7,22 +7,21 @@ pass ends with an :class:`Outcome`; the runner decides what to do with it. No I/
 except through the injected callables.
 
 :class:`Replay` is the driver: it numbers calls and checks them against the journal
-(determinism), enforces the step limit, checks control signals, writes entries, and keeps the
-suspension bookkeeping (which suspension wins, steps called after one, a suspension ``run()``
-caught, steps still running when ``run()`` stops). What each ``step`` method does lives in
-:mod:`.operations`, one module per operation.
+(determinism), enforces the step limit, checks control signals and writes entries. The
+suspension bookkeeping (steps as tasks, which suspension wins, steps called after one, a
+suspension ``run()`` caught, steps still running when ``run()`` stops) is its base,
+:class:`~.step_tasks.StepTasks`; how a pass ends, :mod:`.replay_outcome`. What each ``step``
+method does lives in :mod:`.operations`, one module per operation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sys
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from . import codec
-from .caught import Suspension, awaiting_sites, calling_sites, caught_error
 from .clock import Clock
 from .config import StepConfig
 from .entrypoint import WorkflowEntrypoint, WorkflowEvent
@@ -38,7 +37,6 @@ from .errors import (
     error_message,
     error_name,
 )
-from .immutable import immutable
 from .journal import Journal, base_key, step_key
 from .links import LinkClaims, LinkSigner
 from .logs import WorkflowLogger, logger_name
@@ -54,12 +52,39 @@ from .model import (
 from .operations import do, run_workflow, sleep, wait_for_event
 from .operations.base import SCOPE, Call, Registered, StepInterceptor, current_step
 from .parking import Parking
+from .replay_outcome import (
+    CONTROL_REASONS,
+    NOT_OVER,
+    Completed,
+    Failed,
+    Outcome,
+    RollBack,
+    RolledBack,
+    Suspended,
+)
 from .step import StepContext, StepRollback, WorkflowStep
+from .step_tasks import MAX_SWALLOWED_SUSPENSIONS, StepTasks
 from .tracebacks import user_traceback
 
 if TYPE_CHECKING:
     from .children import ChildStart, WaitFor
-    from .operations.rollback import ChainEnd
+
+__all__ = [
+    "CONTROL_REASONS",
+    "MAX_SWALLOWED_SUSPENSIONS",
+    "NEW_STEP_KINDS",
+    "NOT_OVER",
+    "ChildStarter",
+    "Completed",
+    "Failed",
+    "Outcome",
+    "Recorder",
+    "Replay",
+    "RollBack",
+    "RolledBack",
+    "SignalCheck",
+    "Suspended",
+]
 
 log = logging.getLogger("lambda_workflows.replay")
 
@@ -70,72 +95,11 @@ ChildStarter = Callable[[Call, str, "str | None", str, "WaitFor"], "ChildStart"]
 params, wait_for)`` (the runner's, see :class:`lambda_workflows.engine.children.Children`)."""
 T = TypeVar("T")
 
-# Reasons a pass can stop early, most urgent first. Timers (sleep/retry/event) come after.
-# INFRA: a store call failed (throttled, unreachable, outcome unknown); the pass stops and
-# the runner gives the work back, so a later delivery continues from what was recorded.
-CONTROL_REASONS = (
-    SuspendReason.INFRA,
-    SuspendReason.LOST,
-    SuspendReason.TERMINATE,
-    SuspendReason.RESTART,
-    SuspendReason.PAUSE,
-    SuspendReason.ROLLBACK,
-    SuspendReason.RELOAD,
-    SuspendReason.YIELD,
-)
-# In rollback mode, the forward part of a pass that stopped for one of these is not over: the
-# rollbacks wait for the next pass. Any other ending (run() returned or raised, a sleep, wait or
-# retry not due, new work refused) means every rollback there is to know has been registered.
-NOT_OVER = frozenset(CONTROL_REASONS) - {SuspendReason.ROLLBACK}
 # Entries that count as a new step of the pass (AdvanceResult.steps).
 NEW_STEP_KINDS = frozenset({EntryKind.STEP, EntryKind.SLEEP, EntryKind.WAIT, EntryKind.ROLLBACK})
-# How often the driver cancels a run() that goes on awaiting after each cancellation (a
-# ``finally`` that awaits a step parks it again) before that is a caught suspension.
-MAX_SWALLOWED_SUSPENSIONS = 100
 
 
-@immutable
-class Completed:
-    """``run()`` returned; ``output`` is its encoded JSON value."""
-
-    output: str
-
-
-@immutable
-class Failed:
-    """``run()`` raised (or broke a rule the engine enforces)."""
-
-    error: ErrorInfo
-
-
-@immutable
-class Suspended:
-    """``run()`` must stop for now: until ``wake_at``, or because of a control signal."""
-
-    reason: SuspendReason
-    wake_at: float | None = None
-
-
-@immutable
-class RollBack:
-    """``run()`` raised, and steps registered rollbacks: the failure is to be recorded on the
-    instance and the rollbacks run (in rollback mode, see :mod:`.operations.rollback`)."""
-
-    error: ErrorInfo
-
-
-@immutable
-class RolledBack:
-    """Rollback mode: the chain is over. ``ended`` is None when every rollback returned, else
-    the step whose rollback failed for good and that rollback's error."""
-
-    ended: ChainEnd = None
-
-
-Outcome = Completed | Failed | Suspended | RollBack | RolledBack
-
-
-class Replay:
+class Replay(StepTasks):
     """One replay pass of one instance's ``run()``.
 
     Args:
@@ -178,6 +142,7 @@ class Replay:
         links: LinkSigner | None = None,
         generation: int = 1,
     ) -> None:
+        super().__init__(settle_timeout)
         self.workflow = workflow
         self._links = links
         self._generation = generation
@@ -188,24 +153,10 @@ class Replay:
         self.clock = clock
         self.pauses = pauses
         self._check_signals = check_signals
-        self._settle_timeout = settle_timeout
         self._ref = ref or InstanceRef("", event.instance_id)
         self._interceptor = interceptor
         self._position = 0
         self._counts: dict[str, int] = {}
-        self._pending: dict[int, tuple[str, Coroutine[Any, Any, Any], Coroutine[Any, Any, Any]]]
-        self._pending = {}
-        self._running: dict[int, str] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._root_task: asyncio.Task[Any] | None = None
-        self._parking = Parking()
-        self._died: BaseException | None = None
-        self._suspensions: list[Suspend] = []
-        self._parked: Suspension | None = None  # the last step parked at run()'s level
-        self._cancels = 0  # how often the driver cancelled run() (see _drive)
-        self._cancelled: Suspension | None = None  # the suspension of the last cancellation
-        self._suspended_tasks: set[asyncio.Task[Any]] | None = None
-        self._fatal: WorkflowError | None = None
         self._infra: InfrastructureError | None = None
         self.new_steps = 0
         self.retries = 0
@@ -282,46 +233,6 @@ class Replay:
             return Failed(ErrorInfo(error_name(exc), error_message(exc), user_traceback(exc)))
         return self._completed(output)
 
-    async def _drive(self, root: asyncio.Task[Outcome]) -> Outcome:
-        """Wait for run(); once every step is parked or done, cancel it (see .parking).
-
-        The cancellation must come back out of run(): a run() that returns, or raises anything
-        else, caught it, and errors (see .caught)."""
-        while await self._parking.stalled(root):
-            self._cancels += 1
-            if self._parked is not None:  # where run() waits: read only now, never per step
-                parked = self._parked
-                sites = awaiting_sites(root.get_coro())
-                self._cancelled = Suspension(parked.step, parked.signal, sites)
-            if self._cancels > MAX_SWALLOWED_SUSPENSIONS:
-                self._caught()
-            root.cancel()
-        if root.cancelled():
-            return self._suspended()
-        error = root.exception()
-        if error is not None:
-            if isinstance(error, BaseExceptionGroup) and error.subgroup(
-                (Suspend, asyncio.CancelledError)
-            ):
-                return self._suspended()  # a TaskGroup whose steps were cancelled
-            raise error  # a crash in run() takes the invocation down, as a dead process would
-        outcome = root.result()
-        if self._cancels and not isinstance(outcome, Suspended):
-            self._caught()  # run() returned, or raised something else: it caught it
-        return outcome
-
-    def _caught(self) -> None:
-        """run() caught the cancellation the driver sent it: the instance errors."""
-        if self._fatal is None and self._cancelled is not None:
-            self._fatal = caught_error(self._cancelled)
-
-    def suspension_caught(self, suspension: Suspension, step: str) -> NoReturn:
-        """The callback of ``step`` caught a nested step's suspension and went on: the instance
-        errors (no ``except`` in run() can hide it), and ``step`` parks, recording nothing."""
-        if self._fatal is None:
-            self._fatal = caught_error(suspension, f"the callback of step {step!r}")
-        raise suspension.signal
-
     def _completed(self, output: Any) -> Outcome:
         leftovers = self._leftover_steps()
         if leftovers:
@@ -339,47 +250,6 @@ class Replay:
         except WorkflowError as exc:
             return Failed(ErrorInfo(type(exc).__name__, str(exc)))
 
-    def _suspended(self) -> Suspended:
-        for reason in CONTROL_REASONS:
-            if any(s.reason == reason for s in self._suspensions):
-                return Suspended(reason)
-        timers = [s for s in self._suspensions if s.wake_at is not None]
-        if not timers:  # a Suspend raised by user code directly; treat as a reload
-            return Suspended(SuspendReason.RELOAD)
-        first = min(timers, key=lambda s: s.wake_at or 0.0)
-        return Suspended(first.reason, first.wake_at)
-
-    def _leftover_steps(self) -> list[str]:
-        names = [name for name, _, _ in self._pending.values()]
-        names += list(self._running.values())
-        return names
-
-    async def _settle(self) -> None:
-        """End parked steps, let steps still running finish (bounded), cancel what is left."""
-        for _, wrapper, body in list(self._pending.values()):
-            wrapper.close()  # never started: nothing to wait for
-            body.close()
-
-        self._pending.clear()
-        self._parking.release()
-        tasks = [t for t in self._tasks if not t.done() and t is not self._root_task]
-        if tasks:
-            await asyncio.wait(tasks, timeout=self._settle_timeout)
-            for task in tasks:
-                if not task.done():
-                    task.cancel()
-            await asyncio.wait(tasks, timeout=1.0)
-        died: BaseException | None = None
-        for task in self._tasks:
-            if task.done() and not task.cancelled():
-                error = task.exception()  # marks it retrieved; Exceptions were handled in run()
-                if error is not None and not isinstance(error, Exception | Suspend):
-                    died = died or error
-        if died is not None:
-            # A step still running when run() stopped took the invocation down (a crash, a
-            # Lambda timeout): nothing after it may be written, as if the process had died.
-            raise died
-
     def link_url(self, name: str, event_type: str, timeout: float) -> str:
         """The approval link of the wait ``name`` (the same on every replay: see .links)."""
         if self._links is None:
@@ -396,47 +266,6 @@ class Replay:
     def is_replaying(self) -> bool:
         """True while run() is re-walking calls the journal already recorded."""
         return self._position < self._last_recorded
-
-    # --- bookkeeping shared by all operations (what they see as operations.base.Pass) ----
-
-    def track(self, name: str, body: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
-        """Wrap a step body so steps never awaited, or still running, can be reported."""
-        token = object()
-        coro = self._guarded(token, name, body)
-        self._pending[id(token)] = (name, coro, body)
-        return coro
-
-    async def _guarded(self, token: object, name: str, body: Coroutine[Any, Any, T]) -> T:
-        self._pending.pop(id(token), None)
-        self._running[id(token)] = name
-        task = asyncio.current_task()
-        if task is not None and task is not self._root_task:
-            self._tasks.add(task)
-        self._parking.started()
-        parked = False
-        try:
-            return await body
-        except Suspend as signal:
-            scope = SCOPE.get()
-            if scope is not None:  # a step nested in a callback: the enclosing step parks
-                scope.suspended = Suspension(name, signal, calling_sites(sys._getframe(1)))
-                raise
-            self._parked = Suspension(name, signal)
-            parked = True
-            await self._parking.park()  # until the pass ends: run() never sees the Suspend
-        except BaseException as exc:
-            if isinstance(exc, Exception | asyncio.CancelledError) or SCOPE.get() is not None:
-                raise
-            # The invocation died inside this step (a crash, a Lambda timeout): run() must not
-            # get that as a value (gather(return_exceptions=True)) and go on. Steps already
-            # running beside it finish; then the pass ends with the crash.
-            self._died = self._died or exc
-            parked = True
-            await self._parking.park()
-        finally:
-            self._running.pop(id(token), None)
-            if not parked:
-                self._parking.finished()
 
     def enter(self, name: str, kind: str) -> Call:
         """Give the call its occurrence count and position, and check it against the journal."""
@@ -477,37 +306,6 @@ class Replay:
         if self._fatal is None:
             self._fatal = error
         raise error
-
-    def suspend(self, reason: SuspendReason, wake_at: float | None = None) -> NoReturn:
-        """Stop the pass here: raise :class:`Suspend` and remember it (see :meth:`run`)."""
-        if self._suspended_tasks is None:
-            # Steps already started (a gather's other children) may still run and finish;
-            # anything started later may not (see _check_not_suspended).
-            self._suspended_tasks = set(asyncio.all_tasks()) - {self._root_task}
-        signal = Suspend(reason, wake_at)
-        self._suspensions.append(signal)
-        raise signal
-
-    def _check_not_suspended(self) -> None:
-        """A step called once the pass has suspended, from run() itself or a task it made
-        afterwards, must not run before what suspended has happened: it suspends (parks) too.
-
-        Called by run() itself once the driver has cancelled it, outside an ``except`` or
-        ``finally`` that is unwinding that cancellation (a cleanup step is fine: it parks),
-        it means run() caught the cancellation and went on: the instance errors.
-        """
-        if self._died is not None:  # the invocation is dead: nothing new starts
-            self.suspend(SuspendReason.RELOAD)
-        started = self._suspended_tasks
-        if started is None:
-            return
-        task = asyncio.current_task()
-        if task in started:
-            return
-        if self._cancels and task is self._root_task and not _unwinding():
-            self._caught()  # run() was cancelled, and goes on outside any handler of that
-        first = self._suspensions[0]
-        self.suspend(first.reason, first.wake_at)
 
     def _store(self, call: Callable[[], T]) -> T:
         """Call the store from inside run(): a failure is the engine's, never the step's.
@@ -605,11 +403,6 @@ class Replay:
         """The current time, from the injected clock."""
         return self.clock.time()
 
-    def alone(self) -> bool:
-        """True when the calling step is the only one of the pass running, and no other is
-        scheduled (a gather's steps are all tracked before the first one starts)."""
-        return self._parking.running <= 1 and not self._pending
-
     def stand_in(self, ctx: StepContext) -> Callable[..., Any] | None:
         """The interceptor's stand-in for this ``step.do`` attempt, if it has one."""
         if self._interceptor is None:
@@ -665,9 +458,3 @@ class Replay:
     ) -> Any:
         """The body of ``step.run_workflow``."""
         return await run_workflow.run(self, name, workflow, params, id, timeout)
-
-
-def _unwinding() -> bool:
-    """True inside an ``except`` or ``finally`` handling the engine's cancellation (or
-    suspension), in the calling coroutine or any that awaits it."""
-    return isinstance(sys.exc_info()[1], asyncio.CancelledError | Suspend)
