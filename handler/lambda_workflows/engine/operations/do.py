@@ -23,10 +23,8 @@ from typing import Any, Final
 from lambda_workflows.engine import codec
 from lambda_workflows.engine.callbacks import call_with_timeout, wants_context
 from lambda_workflows.engine.config import StepConfig
-from lambda_workflows.engine.durations import parse_duration
 from lambda_workflows.engine.errors import (
     InvalidStepError,
-    NonRetryableError,
     StepFailedError,
     SuspendReason,
     error_message,
@@ -38,6 +36,7 @@ from lambda_workflows.engine.step import StepContext, StepIdentity, StepRollback
 from lambda_workflows.engine.tracebacks import user_traceback
 
 from .base import SCOPE, Call, Pass, Registered, StepScope
+from .retries import DELAY_ERROR, delay_error, next_retry, retry_delay
 
 __all__ = ["DELAY_ERROR", "delay_error", "outcome", "retry_delay", "run"]
 
@@ -178,13 +177,8 @@ class _Attempts:
             error.message,
             extra={"step": call.name, "attempt": attempt},
         )
-        delay: float | None = None
-        if not isinstance(exc, NonRetryableError) and attempt <= self.config.retries.limit:
-            label = f"retries.delay function of step {call.name!r} after attempt {attempt}"
-            try:
-                delay = await retry_delay(self.config, attempt, ctx, exc, label)
-            except Exception as delay_exc:
-                error = delay_error(delay_exc, f"step {call.name!r}", attempt, error)
+        retry = await next_retry(self.config, exc, error, ctx, f"step {call.name!r}")
+        error, delay = retry.error, retry.delay
         if delay is None:
             final = call.entry(
                 EntryKind.STEP,
@@ -196,7 +190,7 @@ class _Attempts:
             )
             return outcome(await replay.write(final), self.callback)
         retry_at = replay.now() + delay
-        retry = call.entry(
+        retried = call.entry(
             EntryKind.ATTEMPT,
             replay.now(),
             key=attempt_key(call.key, attempt),
@@ -206,46 +200,9 @@ class _Attempts:
             attempt=attempt,
             wake_at=retry_at,
         )
-        await replay.write(retry)
+        await replay.write(retried)
         if retry_at > replay.now():
             replay.suspend(SuspendReason.RETRY, retry_at)
         self.attempt += 1
         replay.before_new_step(call.key)
         return _RETRIED
-
-
-async def retry_delay(
-    config: StepConfig, attempt: int, ctx: StepContext, exc: Exception, label: str
-) -> float:
-    """Seconds until the attempt after failed ``attempt``: the fixed delay, or the delay
-    function's result, times the backoff.
-
-    Raises:
-        Exception: whatever the delay function raised, or InvalidStepError for a result
-            that is not a duration.
-    """
-    retries = config.retries
-    if not callable(retries.delay):
-        return retries.delay_before(attempt)
-    # The step's timeout bounds it too: a hung delay function must not hold the pass.
-    computed = await call_with_timeout(retries.delay, (ctx, exc), config.timeout, label)
-    base = parse_duration(computed, what=f"the result of the {label}")
-    return retries.delay_before(attempt, base)
-
-
-DELAY_ERROR = "NonRetryableDelayError"
-"""The name of a step's final error when its delay function raised, as on Cloudflare."""
-
-
-def delay_error(exc: Exception, what: str, attempt: int, failure: ErrorInfo) -> ErrorInfo:
-    """The final error of ``what`` (``step 'charge'``) when its delay function failed:
-    :data:`DELAY_ERROR`, as Cloudflare names it, whose message keeps the function's own
-    exception and message, with its traceback (which chains the attempt's own failure)."""
-    return ErrorInfo(
-        DELAY_ERROR,
-        f"the retries.delay function of {what} raised {error_name(exc)}: "
-        f"{error_message(exc)} (after attempt {attempt} failed with {failure.name}: "
-        f"{failure.message}); it is not retried. Fix the delay function so that it "
-        "returns a duration",
-        user_traceback(exc),
-    )

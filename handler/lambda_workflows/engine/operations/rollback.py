@@ -32,7 +32,6 @@ from lambda_workflows.engine.callbacks import call_with_timeout
 from lambda_workflows.engine.caught import caught_error
 from lambda_workflows.engine.errors import (
     InstanceFailedError,
-    NonRetryableError,
     SuspendReason,
     error_message,
     error_name,
@@ -43,7 +42,7 @@ from lambda_workflows.engine.step import StepContext, StepIdentity
 from lambda_workflows.engine.tracebacks import user_traceback
 
 from .base import SCOPE, Pass, Registered, StepScope
-from .do import delay_error, retry_delay
+from .retries import next_retry
 
 __all__ = ["ChainEnd", "run_chain"]
 
@@ -159,15 +158,11 @@ class _Rollback:
             error.message,
             extra={"step": call.name, "attempt": attempt},
         )
-        delay: float | None = None
-        if not isinstance(exc, NonRetryableError) and attempt <= self.config.retries.limit:
-            ctx = StepContext(StepIdentity(call.name, call.count), attempt, self.config.to_dict())
-            what = f"the rollback of step {call.name!r}"
-            label = f"retries.delay function of {what} after attempt {attempt}"
-            try:
-                delay = await retry_delay(self.config, attempt, ctx, exc, label)
-            except Exception as delay_exc:
-                error = delay_error(delay_exc, what, attempt, error)
+        ctx = StepContext(StepIdentity(call.name, call.count), attempt, self.config.to_dict())
+        retry = await next_retry(
+            self.config, exc, error, ctx, f"the rollback of step {call.name!r}"
+        )
+        error, delay = retry.error, retry.delay
         if delay is None:
             return await self._write(EntryKind.ROLLBACK, attempt_started_at, error)
         retry_at = replay.now() + delay
