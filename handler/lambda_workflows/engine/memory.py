@@ -363,7 +363,7 @@ class MemoryStore:
         """The slots of workflows with a concurrency limit (see lambda_workflows.engine.slots)."""
         from .memory_slots import MemorySlots
 
-        return MemorySlots(self)
+        return MemorySlots(self._instances, self._lock)
 
     # --- for the test kit -----------------------------------------------------------------
 

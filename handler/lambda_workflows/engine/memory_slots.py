@@ -1,12 +1,15 @@
 """The in-memory :class:`~lambda_workflows.engine.ports.SlotStore`: slots and lines in dicts,
 changed under the memory store's lock, so each operation is as atomic as its DynamoDB
-transaction."""
+transaction.
+
+It gets the store's records and lock, not the store: :mod:`.memory` imports this module, and
+this one nothing of it."""
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .model import InstanceRecord, InstanceRef, InstanceStatus
 from .ports import Giver, Holder, Moved, Taker
@@ -14,24 +17,38 @@ from .slots import line_key
 from .transitions import Change
 
 if TYPE_CHECKING:
-    from .memory import MemoryStore
+    from contextlib import AbstractContextManager
+
+
+class Stored(Protocol):
+    """Where the memory store keeps an instance's record, which a slot's move changes."""
+
+    record: InstanceRecord
 
 
 class MemorySlots:
-    """Slots of limited workflows beside a :class:`~lambda_workflows.engine.memory.MemoryStore`."""
+    """Slots of limited workflows beside a :class:`~lambda_workflows.engine.memory.MemoryStore`.
 
-    def __init__(self, store: MemoryStore) -> None:
-        self._store = store
+    Args:
+        instances: the store's instances, by reference (read and changed under ``lock``).
+        lock: the store's lock.
+    """
+
+    def __init__(
+        self, instances: Mapping[InstanceRef, Stored], lock: AbstractContextManager[Any]
+    ) -> None:
+        self._instances = instances
+        self._lock = lock
         self._holders: dict[tuple[str, int], Holder] = {}
         self._lines: dict[tuple[str, int], list[str]] = {}  # sorted keys, oldest first
         self.writes = 0
 
     def _record(self, workflow: str, instance_id: str) -> InstanceRecord | None:
-        stored = self._store._instances.get(InstanceRef(workflow, instance_id))
+        stored = self._instances.get(InstanceRef(workflow, instance_id))
         return None if stored is None else stored.record
 
     def _set(self, record: InstanceRecord, change: Change) -> None:
-        self._store._instances[record.ref].record = change.applied(record)
+        self._instances[record.ref].record = change.applied(record)
 
     def _join(self, workflow: str, group: int, key: str) -> None:
         line = self._lines.setdefault((workflow, group), [])
@@ -40,7 +57,7 @@ class MemorySlots:
             line.insert(at, key)
 
     def enqueue(self, record: InstanceRecord, group: int, change: Change) -> InstanceRecord | None:
-        with self._store._lock:
+        with self._lock:
             current = self._record(record.workflow, record.id)
             if current is None or current.version != record.version or current.slot is not None:
                 return None
@@ -50,27 +67,27 @@ class MemorySlots:
             return self._record(record.workflow, record.id)
 
     def join(self, workflow: str, group: int, key: str) -> None:
-        with self._store._lock:
+        with self._lock:
             self._join(workflow, group, key)
             self.writes += 1
 
     def leave(self, workflow: str, group: int, key: str) -> None:
-        with self._store._lock:
+        with self._lock:
             line = self._lines.get((workflow, group), [])
             if key in line:
                 line.remove(key)
             self.writes += 1
 
     def waiting(self, workflow: str, group: int, limit: int) -> list[str]:
-        with self._store._lock:
+        with self._lock:
             return list(self._lines.get((workflow, group), [])[:limit])
 
     def ahead(self, workflow: str, group: int, key: str) -> int:
-        with self._store._lock:
+        with self._lock:
             return bisect.bisect_left(self._lines.get((workflow, group), []), key)
 
     def holders(self, workflow: str, slots: Sequence[int]) -> list[Holder]:
-        with self._store._lock:
+        with self._lock:
             found = (self._holders.get((workflow, k)) for k in slots)
             return [h for h in found if h is not None]
 
@@ -82,7 +99,7 @@ class MemorySlots:
         taker: Taker | None,
         check_at: float,
     ) -> Moved:
-        with self._store._lock:
+        with self._lock:
             held = self._holders.get((workflow, slot))
             if (held.id if held else None) != (giver.id if giver else None):
                 return Moved.SLOT_CHANGED
@@ -108,7 +125,7 @@ class MemorySlots:
             return Moved.DONE
 
     def recheck(self, workflow: str, holder: Holder, check_at: float) -> None:
-        with self._store._lock:
+        with self._lock:
             if self._holders.get((workflow, holder.slot), holder).id == holder.id:
                 self._holders[(workflow, holder.slot)] = Holder(holder.slot, holder.id, check_at)
                 self.writes += 1

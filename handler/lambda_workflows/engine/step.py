@@ -3,7 +3,9 @@
 
 This module validates the call (name, config, durations) at once, synchronously, so a bad call
 fails where it is written; :mod:`lambda_workflows.engine.operations` does the work, in the replay
-pass that :class:`lambda_workflows.engine.replay.Replay` drives.
+pass that :class:`lambda_workflows.engine.replay.Replay` drives. The step reaches that pass only
+through :class:`StepDriver`, so this module (which the operations import) imports nothing of
+the replay.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 from . import codec
 from .config import StepConfig, parse_config, parse_rollback_config
@@ -20,9 +22,6 @@ from .errors import InvalidInput, InvalidStepError, WorkflowError
 from .immutable import immutable
 from .limits import check_event_type, check_id, check_step_name, check_workflow_name
 from .model import ReceivedEvent
-
-if TYPE_CHECKING:
-    from .replay import Replay
 
 T = TypeVar("T")
 
@@ -80,12 +79,53 @@ class LinkedWait:
         return "LinkedWait(url=<approval link>)"  # never the token: reprs reach logs
 
 
+class StepDriver(Protocol):
+    """What a :class:`WorkflowStep` asks of the replay pass that drives it (the pass's
+    :class:`~lambda_workflows.engine.replay.Replay`)."""
+
+    def track(self, name: str, body: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
+        """Wrap a step's body so that a step never awaited, or still running, is reported."""
+        ...
+
+    def do(
+        self,
+        name: str,
+        config: StepConfig,
+        callback: Callable[..., Any],
+        rollback: StepRollback | None = None,
+    ) -> Coroutine[Any, Any, Any]:
+        """The body of ``step.do``."""
+        ...
+
+    def sleep(
+        self, name: str, seconds: float | None, until: float | None
+    ) -> Coroutine[Any, Any, None]:
+        """The body of ``step.sleep`` / ``step.sleep_until``."""
+        ...
+
+    def wait_for_event(
+        self, name: str, event_type: str, timeout: float
+    ) -> Coroutine[Any, Any, ReceivedEvent]:
+        """The body of ``step.wait_for_event``."""
+        ...
+
+    def run_workflow(
+        self, name: str, workflow: str, params: str, id: str | None, timeout: float
+    ) -> Coroutine[Any, Any, Any]:
+        """The body of ``step.run_workflow``."""
+        ...
+
+    def link_url(self, name: str, event_type: str, timeout: float) -> str:
+        """The approval link of the wait ``name``."""
+        ...
+
+
 class WorkflowStep:
     """The step API handed to ``run()``. Every method must be awaited (or gathered)."""
 
     __slots__ = ("_replay",)
 
-    def __init__(self, replay: Replay) -> None:
+    def __init__(self, replay: StepDriver) -> None:
         self._replay = replay
 
     @overload
