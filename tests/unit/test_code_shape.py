@@ -20,8 +20,6 @@ MAX_FILE_LINES = 500
 # Files still over MAX_FILE_LINES, each waiting for its split (issue 25): take a file off once
 # it is split, and never add one.
 NOT_YET_SPLIT: frozenset[str] = frozenset()  # none left
-    }
-)
 
 
 def checked_files() -> list[Path]:
