@@ -36,11 +36,13 @@ _THROTTLE = {
     "dynamodb": ("ProvisionedThroughputExceededException", "ThrottlingException"),
     "sqs": ("ThrottlingException", "RequestThrottled"),
     "scheduler": ("ThrottlingException", "ThrottlingException"),
+    "lambda": ("TooManyRequestsException", "TooManyRequestsException"),
 }
 _SERVER = {
     "dynamodb": (("InternalServerError", 500), ("ServiceUnavailable", 503)),
     "sqs": (("InternalError", 500), ("ServiceUnavailable", 503)),
     "scheduler": (("InternalServerException", 500), ("InternalServerException", 500)),
+    "lambda": (("ServiceException", 500), ("ServiceException", 503)),
 }
 
 
@@ -48,7 +50,7 @@ _SERVER = {
 class AwsCall:
     """One call a client makes, as its hooks see it (the same object before and after it)."""
 
-    service: str  # dynamodb, sqs, scheduler
+    service: str  # dynamodb, sqs, scheduler, lambda
     operation: str  # PutItem
     payload: dict[str, Any]  # the request's API parameters (its JSON body)
     notes: dict[str, Any] = field(default_factory=dict)  # what the player keeps for after
@@ -135,7 +137,8 @@ class _Armed:
 
 @dataclass
 class Faults:
-    """Faults armed per operation on the clients of one runtime (store, queue, wake-ups)."""
+    """Faults armed per operation on the clients of one runtime (store, queue, wake-ups, the
+    queue's direct invokes of the runner)."""
 
     clients: list[Any]
     armed: list[_Armed] = field(default_factory=list)
@@ -148,7 +151,9 @@ class Faults:
     def on(cls, runtime: Any, *more: Any) -> Faults:
         """Faults on the runtime's clients, and on ``more`` clients (e.g. the embedded AWS's
         SQS client, which delivers the firings of recurring schedules)."""
-        faults = cls([runtime.store.client, runtime.queue.client, runtime.wakeups.client, *more])
+        direct = [runtime.queue.direct.client] if runtime.queue.direct is not None else []
+        clients = [runtime.store.client, runtime.queue.client, runtime.wakeups.client, *direct]
+        faults = cls([*clients, *more])
         for client in faults.clients:
             attach(client, faults._before, faults._after)
         return faults

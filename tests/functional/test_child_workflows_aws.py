@@ -125,7 +125,8 @@ def test_a_child_round_trip_costs_what_creating_the_child_and_sending_its_end_by
     assert measured == expected
     assert calls["dynamodb.Query"] == by_hand["dynamodb.Query"] == 3  # one load per invocation
     assert env.invocations == by_hand_env.invocations == 3  # parent, child, parent woken
-    assert calls["sqs.SendMessage"] == 3  # parent created, child created, parent woken
+    assert calls["lambda.Invoke"] == 3  # parent created, child created, parent woken
+    assert calls["sqs.SendMessage"] == 0  # each invoked directly
     assert calls["dynamodb.GetItem"] == 1  # the child's end reads its parent, once
     assert calls["dynamodb.TransactWriteItems"] == 2  # the child's start; its answer, once
     assert calls["scheduler.CreateSchedule"] == 1  # the parent step's deadline
@@ -162,9 +163,10 @@ def test_a_child_that_ends_before_its_parent_waits_leaves_its_answer_in_the_mail
 def test_a_lost_post_of_the_childs_work_is_not_a_step_failure_and_the_sweep_starts_it(
     aws_env: Any,
 ) -> None:
-    # GIVEN the child's first work message fails to post (throttled)
+    # GIVEN the child's first work fails to post (throttled: its invoke, then its message)
     env = aws_env({"order": Order, "charge": Charge})
     faults = Faults.on(env.aws.runtime)
+    faults.arm("lambda.Invoke", "throttle", match=lambda p: p.get("workflow") == "charge")
     faults.arm("sqs.SendMessage", "throttle", match=lambda p: "charge" in p.get("MessageBody", ""))
     order = env.create("order", id="o-lost", params={"amount": 3})
     env.run_until_idle()

@@ -20,6 +20,7 @@ def count_calls(env: Any) -> Counter[str]:
         "dynamodb": runtime.store.client,
         "sqs": runtime.queue.client,
         "scheduler": runtime.wakeups.client,
+        "lambda": runtime.queue.direct.client,  # direct invokes of the runner
     }
     for service, client in clients.items():
 

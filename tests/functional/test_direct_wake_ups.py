@@ -24,8 +24,8 @@ def sleeping(aws_env: Any) -> Any:
     """An env whose instance ran its first step and sleeps an hour on a Lambda schedule."""
     env = aws_env({"lifecycle": Lifecycle})
     env.create("lifecycle", id=REF.id, params={"amount": 10})
-    [message] = env.aws.receive()
-    env.aws.invoke_runner([message])
+    assert env.aws.invoke_wake_up(env.aws.take_invoke()) is None  # created: invoked directly
+    assert env.aws.receive() == []
     return env
 
 

@@ -61,6 +61,7 @@ def test_a_copy_delivered_while_the_first_runner_works_is_turned_away(aws_env: A
     # receive count, two receipt handles; the copy arrives while step "one" runs
     calls.clear()
     env = aws_env({"busy": Busy})
+    env.aws.queue_only()  # SQS's duplicate delivery (a direct invoke's: test_direct_creation)
     inst = env.create("busy", id="twice")
     (message,) = env.aws.receive(1)
     copy = {**message, "ReceiptHandle": message["ReceiptHandle"] + "-copy"}

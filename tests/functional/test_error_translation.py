@@ -39,7 +39,7 @@ def calls(runtime: Any) -> dict[str, tuple[Any, str, Callable[[], object]]]:
     later = runtime.clock.time() + 3600
     return {
         "dynamodb": (runtime.store.client, "GetItem", lambda: runtime.store.get(REF)),
-        "sqs": (runtime.queue.client, "SendMessage", lambda: runtime.queue.send(REF)),
+        "sqs": (runtime.queue.client, "SendMessage", lambda: runtime.queue.send(REF, 5.0)),
         "scheduler": (
             runtime.wakeups.client,
             "CreateSchedule",

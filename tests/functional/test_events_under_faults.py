@@ -114,7 +114,9 @@ def test_an_event_whose_wake_up_is_lost_is_delivered_by_the_sweep(aws_env: Any) 
     ref = InstanceRef("votes", "lost")
     env.run_until_idle()
     assert inst.status().status == "waiting"
-    # WHEN the event is committed but its wake-up never reaches the queue
+    # WHEN the event is committed but its wake-up never reaches the runner: the direct invoke
+    # is refused, and the work message it falls back to is lost
+    faults.arm("lambda.Invoke", "throttle")
     faults.arm("sqs.SendMessage", "drop")
     inst.send_event(type="vote", payload="one")
     assert faults.fired("sqs.SendMessage") == 1

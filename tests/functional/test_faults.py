@@ -88,6 +88,7 @@ def test_a_throttled_lease_renewal_is_not_a_step_failure(aws_env: Any) -> None:
 def test_a_runner_that_fails_gives_its_lease_back_and_its_message_back(aws_env: Any) -> None:
     # GIVEN step "b"'s journal write is throttled
     env = aws_env({"guarded": Guarded})
+    env.aws.queue_only()  # the work message's path
     faults = Faults.on(env.aws.runtime)
     faults.arm("dynamodb.PutItem", "throttle", match=journal_put_of("b"))
     inst = env.create("guarded", id="lease")
@@ -110,6 +111,7 @@ def test_a_runner_that_fails_gives_its_lease_back_and_its_message_back(aws_env: 
 def test_a_redelivered_message_takes_back_a_lease_it_could_not_release(aws_env: Any) -> None:
     # GIVEN the journal write fails AND giving the lease back fails too
     env = aws_env({"guarded": Guarded})
+    env.aws.queue_only()  # the work message's path
     faults = Faults.on(env.aws.runtime)
     faults.arm("dynamodb.PutItem", "throttle", match=journal_put_of("b"))
 
@@ -178,7 +180,7 @@ def test_a_sleeping_instance_whose_wake_up_was_lost_is_found_by_the_sweep(
 def test_a_sweep_before_the_wake_up_is_due_finds_nothing(aws_env: Any) -> None:
     env = aws_env({"three": ThreeSteps})
     inst = env.create("three", id="early")
-    env.aws.invoke_runner(env.aws.receive(1))
+    assert env.aws.invoke_wake_up(env.aws.take_invoke()) is None
     assert inst.status().status == "waiting"
     env.clock.advance(3600 + SWEEP_MARGIN - 1)  # the wake-up is due, but not overdue yet
     assert run_sweep(env) == 0

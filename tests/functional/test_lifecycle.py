@@ -20,12 +20,11 @@ def test_create_run_sleep_schedule_fire_wait_event_complete(aws_env: Any) -> Non
     inst = env.create("lifecycle", id="order-1", params={"amount": 10})
     ref = InstanceRef("lifecycle", "order-1")
 
-    # WHEN the runner handles the first work message
-    [message] = aws.receive()
-    response = aws.invoke_runner([message])
+    # WHEN the runner handles the first work: invoked directly, no work message
+    assert aws.receive() == []
+    assert aws.invoke_wake_up(aws.take_invoke()) is None
 
     # THEN the step is recorded, the instance waits, and a one-time schedule exists
-    assert response == {"batchItemFailures": []}
     assert inst.status().status == "waiting"
     [schedule] = aws.schedules()
     assert schedule.at == start + 3600
@@ -62,8 +61,8 @@ def test_create_run_sleep_schedule_fire_wait_event_complete(aws_env: Any) -> Non
 
     # WHEN the event is sent
     inst.send_event(type="approved", payload={"user": "ana"})
-    [event_wake_up] = aws.receive()
-    aws.invoke_runner([event_wake_up])
+    assert aws.receive() == []  # the event's wake-up invokes the runner directly
+    assert aws.invoke_wake_up(aws.take_invoke()) is None
 
     # THEN the instance completes with the event's payload, and its timeline shows each step
     status = inst.status()

@@ -161,7 +161,7 @@ def test_removing_the_workflow_deletes_its_schedule_and_nothing_else(aws_env: An
     scheduler, group = env.aws.scheduler, env.aws.settings.schedule_group
     # GIVEN a one-time wake-up (a sleeping instance) and someone else's schedule in the group
     env.create("sleeper", id="s-1")
-    env.aws.invoke_runner(env.aws.receive())
+    env.aws.invoke_wake_up(env.aws.take_invoke())
     scheduler.create_schedule(
         Name="nightly-backup",
         GroupName=group,
@@ -243,11 +243,11 @@ def test_a_failed_listing_touches_nothing(aws_env: Any) -> None:
 # --- cost -----------------------------------------------------------------------------------
 
 
-def test_one_firing_costs_one_conditional_put_and_one_work_message(aws_env: Any) -> None:
+def test_one_firing_costs_one_conditional_put_and_one_direct_invoke(aws_env: Any) -> None:
     env = aws_env({"hourly": Hourly}, start=START)
     calls: Counter[str] = Counter()
     runtime = env.aws.runtime
-    for client in (runtime.store.client, runtime.queue.client):
+    for client in (runtime.store.client, runtime.queue.client, runtime.queue.direct.client):
 
         def hook(model: Any, **_: Any) -> None:
             calls[model.name] += 1
@@ -255,7 +255,7 @@ def test_one_firing_costs_one_conditional_put_and_one_work_message(aws_env: Any)
         client.meta.events.register("before-call.*", hook)
     # WHEN Scheduler delivers one firing to the trigger queue (TriggerFunction's calls)
     env.fire_schedule("hourly", datetime(2025, 1, 1, 1, tzinfo=UTC))
-    assert calls == Counter({"PutItem": 1, "SendMessage": 1})
+    assert calls == Counter({"PutItem": 1, "Invoke": 1})  # the new instance's work: no SQS
     # AND the same firing again: the conditional put fails, nothing is sent
     calls.clear()
     env.fire_schedule("hourly", datetime(2025, 1, 1, 1, tzinfo=UTC))

@@ -104,7 +104,7 @@ def test_a_hundred_steps_cost_no_call_more_than_before(aws_env: Any) -> None:
     calls = count_calls(env)
     inst = env.create("seq", id="u-100", params={"steps": 100})
     env.run_until_idle()
-    # create and its message, lease, load, 100 results, finish: nothing for the counting
+    # create and its direct invoke, lease, load, 100 results, finish: nothing for the counting
     assert sum(calls.values()) == 1 + 1 + 1 + 1 + 100 + 1
     assert inst.status().usage == InstanceUsage(writes=103, reads=1, invocations=1, schedules=0)
 

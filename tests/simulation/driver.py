@@ -4,7 +4,8 @@ The driver plays the outside world: a client (:mod:`.client`) that creates insta
 events and the program's control operation through ApiFunction; Lambda's SQS event sources (one
 work message per RunnerFunction invocation; up to 10 trigger messages per TriggerFunction
 invocation; a message reported in ``batchItemFailures``, or whose invocation died, comes back
-after the queue's visibility timeout); EventBridge Scheduler (due one-time schedules are fired,
+after the queue's visibility timeout); Lambda's asynchronous invokes of the runner (work due
+now, delivered as wake-ups are, :mod:`.direct_wake_ups`); EventBridge Scheduler (due one-time schedules are fired,
 and the deployed recurring schedule's firings are sent to the trigger queue, see
 :meth:`~.world.World.firings`) and the sweep's schedule (run whenever virtual time jumps).
 
@@ -172,7 +173,8 @@ class Driver(DirectWakeUps):
         moved = False
         while self._invocations < MAX_INVOCATIONS:
             if (
-                self._deliver()
+                self._deliver_direct()
+                or self._deliver()
                 or self._deliver_triggers()
                 or self._fire_due()
                 or self._fire_recurring()
@@ -232,6 +234,16 @@ class Driver(DirectWakeUps):
             return False
         self._invoke(messages, self._runner)
         self._check_limit("after a runner invocation")
+        return True
+
+    def _deliver_direct(self) -> bool:
+        """One direct invoke of the runner Lambda accepted (work due now): its asynchronous
+        invocation, as a wake-up schedule's (see :mod:`.direct_wake_ups`)."""
+        payload = self.world.aws.take_invoke()
+        if payload is None:
+            return False
+        self._wake(payload)
+        self._check_limit("after a direct invocation")
         return True
 
     def _release_due(self) -> None:

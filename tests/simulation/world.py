@@ -137,6 +137,7 @@ class World:
                 # of concurrent writes.
                 parallel_writes=False,
             )
+            self.aws.intercept_invokes(runtime)  # its direct invokes of the runner: kept
             for client in _clients(runtime):
                 self.faults.attach(client, name, role)
             self.containers[name] = runtime
@@ -179,6 +180,7 @@ class World:
             queue._pending_messages = set()
             queue.deleted_messages = set()
         self._schedule_group().schedules.clear()
+        self.aws.invokes.clear()
         declare_schedule(False)
         self.clock.restart(START)
 

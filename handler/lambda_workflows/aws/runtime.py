@@ -33,6 +33,7 @@ from lambda_workflows.registry import load_workflows
 
 from .dynamodb import DynamoStore
 from .journal_writes import JOURNAL_WRITERS
+from .runner_invoke import RunnerInvokes
 from .scheduler import SchedulerWakeUps
 from .settings import AwsSettings
 from .sqs import SqsWorkQueue
@@ -138,6 +139,15 @@ class AwsRuntime:
         runner.links = self.links
         return runner
 
+    def learn_runner_arn(self, arn: str) -> None:
+        """Target the runner ``arn`` from now on, with wake-ups and direct work, unless known
+        already (the RunnerFunction learns its own ARN from its invocation context: its
+        environment cannot name the function it belongs to)."""
+        if self.wakeups.runner_arn is None:
+            self.wakeups.runner_arn = arn
+        if self.queue.direct is not None and self.queue.direct.runner_arn is None:
+            self.queue.direct.runner_arn = arn
+
     def use_links(self, links: LinkSigner) -> None:
         """Mint and check approval links with ``links`` from now on (``lambda-workflows dev``
         sets its own address once it listens)."""
@@ -182,7 +192,9 @@ def build_runtime(
     session = session or boto3.session.Session()
     clock = clock or SystemClock()
     store = _store(session, settings, clock, parallel_writes)
-    queue = SqsWorkQueue(session.client("sqs"), settings.work_queue_url)
+    runner_arn = settings.runner_function_arn or None
+    direct = RunnerInvokes(lambda: session.client("lambda"), runner_arn)
+    queue = SqsWorkQueue(session.client("sqs"), settings.work_queue_url, direct)
     wakeups = SchedulerWakeUps(
         session.client("scheduler"),
         settings.schedule_group,
@@ -191,6 +203,7 @@ def build_runtime(
         settings.scheduler_role_arn,
         clock,
         sqs_max_delay,
+        runner_arn,
     )
     return AwsRuntime(
         workflows,

@@ -35,6 +35,7 @@ class AwsSettings:
     retention_days: float = RETENTION_DAYS
     link_key: str = ""  # WORKFLOWS_LINK_KEY: the approval links' HMAC key ("" = no links)
     link_url: str = ""  # WORKFLOWS_LINK_URL: the API's URL, which approval links start with
+    runner_function_arn: str = ""  # RUNNER_FUNCTION_ARN: work due now invokes it ("" = SQS)
     index_shards: int = INDEX_SHARDS  # see lambda_workflows.aws.shards: every container of a stack
     # must use the same (the embedded stack of `lambda-workflows dev` and the test kit uses fewer)
 
@@ -63,5 +64,6 @@ class AwsSettings:
             retention_days=retention_days,
             link_key=env.get("WORKFLOWS_LINK_KEY", ""),
             link_url=env.get("WORKFLOWS_LINK_URL", ""),
+            runner_function_arn=env.get("RUNNER_FUNCTION_ARN", ""),
             index_shards=INDEX_SHARDS,
         )

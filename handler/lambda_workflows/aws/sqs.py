@@ -1,4 +1,7 @@
-"""The work queue on SQS: one message = "advance this instance" (``{"workflow", "id"}``)."""
+"""The work queue on SQS: one message = "advance this instance" (``{"workflow", "id"}``).
+
+A single send due now goes to the runner as a direct invoke when the runner's ARN is known
+(:mod:`lambda_workflows.aws.runner_invoke`), and here only if that invoke fails."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from .errors import translate
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
+
+    from .runner_invoke import RunnerInvokes
 
 MAX_DELAY = 900  # SQS DelaySeconds upper bound (15 minutes)
 BATCH = 10  # SendMessageBatch upper bound
@@ -42,14 +47,27 @@ def parse_work_message(body: str) -> InstanceRef:
 
 
 class SqsWorkQueue:
-    """:class:`~lambda_workflows.engine.ports.WorkQueue` on an SQS queue."""
+    """:class:`~lambda_workflows.engine.ports.WorkQueue` on an SQS queue.
 
-    def __init__(self, client: SQSClient, queue_url: str) -> None:
+    Args:
+        client: a boto3 ``sqs`` client.
+        queue_url: the work queue.
+        direct: when given, a single send due now invokes the runner instead (one Lambda
+            request for three SQS requests, see :mod:`lambda_workflows.aws.runner_invoke`);
+            the message is sent when that invoke fails. Delayed sends and batches use SQS.
+    """
+
+    def __init__(
+        self, client: SQSClient, queue_url: str, direct: RunnerInvokes | None = None
+    ) -> None:
         self.client = client
         self.queue_url = queue_url
+        self.direct = direct
 
     def send(self, ref: InstanceRef, delay: float = 0.0) -> None:
         seconds = min(MAX_DELAY, max(0, math.ceil(delay)))
+        if seconds == 0 and self.direct is not None and self.direct.invoke(ref):
+            return
         try:
             self.client.send_message(
                 QueueUrl=self.queue_url, MessageBody=work_message(ref), DelaySeconds=seconds

@@ -15,8 +15,10 @@ A wake-up schedule invokes the function directly, its input as the event (see
 :mod:`lambda_workflows.aws.wake_events`): the lease is taken in the wake-up's name
 (``<aws.scheduler.execution-id>``) and attempt; an infrastructure failure fails the invocation,
 so Lambda retries it, then sends it to the work queue (the function's OnFailure destination),
-whose messages this handler unwraps. The first invocation tells the wake-ups which function to
-target: this one (``invoked_function_arn``).
+whose messages this handler unwraps. Work due now (a new instance, an event, a runner handing an
+instance on) invokes the function the same way (:mod:`lambda_workflows.aws.runner_invoke`). The
+first invocation tells the wake-ups and that direct work which function to target: this one
+(``invoked_function_arn``).
 """
 
 from __future__ import annotations
@@ -174,8 +176,8 @@ def make_handler(runtime: RuntimeSource) -> LambdaHandler:
 
 def _handle(event: dict[str, Any], context: Any, runtime: AwsRuntime) -> dict[str, Any]:
     arn = getattr(context, "invoked_function_arn", None)
-    if isinstance(arn, str) and arn and runtime.wakeups.runner_arn is None:
-        runtime.wakeups.runner_arn = arn  # wake-ups target this function from now on
+    if isinstance(arn, str) and arn:
+        runtime.learn_runner_arn(arn)  # wake-ups and work due now invoke this function
 
     @metrics().log_metrics
     def run(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -7,6 +7,12 @@ real time; so wake-ups all go through schedules here (``sqs_max_delay=0``), and
 them as ``ActionAfterCompletion=DELETE`` would: a wake-up targeting the RunnerFunction calls its
 real handler with the schedule's input (a Lambda invoke would need Docker here); one targeting
 the work queue (made before the direct wake-up) sends the input to the queue.
+
+Work due now invokes the RunnerFunction directly too (:mod:`lambda_workflows.aws.runner_invoke`):
+each runtime's Lambda client is answered here, as Lambda accepts an asynchronous invoke (202),
+and the payload is held in :attr:`EmbeddedAws.invokes` until the worker delivers it
+(:meth:`EmbeddedAws.take_invoke`, then :meth:`EmbeddedAws.invoke_wake_up`), as moto would need
+Docker to run the function.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import boto3
+from botocore.awsrequest import AWSResponse, HTTPHeaders
 
 from lambda_workflows.aws.runtime import AwsRuntime, build_runtime
 from lambda_workflows.aws.settings import AwsSettings
@@ -89,8 +96,12 @@ class EmbeddedAws:
         self.environment = self.resources.environment()
         # one developer's load, not 10,000 transitions a second: fewer index shards make each
         # listing and count a few moto Queries instead of 33 (still sharded: every path runs)
+        # ... and every function knows the runner's ARN, as the deployed senders do
+        # (RUNNER_FUNCTION_ARN): work due now invokes it
         self.settings = replace(
-            AwsSettings.from_env(self.environment), index_shards=LOCAL_INDEX_SHARDS
+            AwsSettings.from_env(self.environment),
+            index_shards=LOCAL_INDEX_SHARDS,
+            runner_function_arn=LambdaContext().invoked_function_arn,
         )
         self.clock = clock
         self.runtime: AwsRuntime = build_runtime(
@@ -106,6 +117,9 @@ class EmbeddedAws:
         self.sqs = self.session.client("sqs")
         self.scheduler = self.session.client("scheduler")
         self.invocations = 0
+        self.invokes: list[dict[str, Any]] = []  # accepted direct invokes, oldest first
+        self._invokes_lock = threading.Lock()
+        self.intercept_invokes(self.runtime)
         from lambda_workflows.entrypoints.runner import make_handler
 
         self._runner_handler = make_handler(self.runtime)
@@ -187,6 +201,37 @@ class EmbeddedAws:
     def send(self, ref: InstanceRef) -> None:
         """Post a work message for ``ref``."""
         self.sqs.send_message(QueueUrl=self.settings.work_queue_url, MessageBody=work_message(ref))
+
+    # --- direct invokes of the runner ------------------------------------------------------
+
+    def intercept_invokes(self, runtime: AwsRuntime) -> None:
+        """Answer the direct invokes ``runtime`` makes as Lambda accepts an asynchronous one
+        (202), keeping each payload in :attr:`invokes`. Registered last, so that a fault hook
+        (tests.aws_faults) still refuses or times out the call around it."""
+        direct = runtime.queue.direct
+        if direct is not None:
+            direct.client.meta.events.register_last("before-call", self._accept_invoke)
+
+    def queue_only(self) -> None:
+        """Send all work through the work queue, as a stack did before direct invokes (and a
+        sender that does not know the runner's ARN does): for tests of the queue's path."""
+        self.runtime.queue.direct = None
+
+    def _accept_invoke(self, model: Any, params: dict[str, Any], **_: Any) -> Any:
+        if model.name != "Invoke":
+            return None
+        with self._invokes_lock:
+            self.invokes.append(json.loads(params["body"]))
+        meta = {"HTTPStatusCode": 202, "HTTPHeaders": {}}
+        return AWSResponse("https://lambda.local", 202, HTTPHeaders(), None), {
+            "StatusCode": 202,
+            "ResponseMetadata": meta,
+        }
+
+    def take_invoke(self) -> dict[str, Any] | None:
+        """The oldest accepted direct invoke not yet delivered (None: none)."""
+        with self._invokes_lock:
+            return self.invokes.pop(0) if self.invokes else None
 
     # --- the scheduler emulator -----------------------------------------------------------
 

@@ -128,10 +128,15 @@ class LocalRuntime:
     # --- the worker -----------------------------------------------------------------------
 
     def step(self) -> bool:
-        """Do one unit of work: run one message, or fire due schedules, or skip idle time.
+        """Do one unit of work: run one direct invoke or message, or fire due schedules, or
+        skip idle time.
 
         Returns False when there was nothing to do.
         """
+        direct = self.aws.take_invoke()  # work due now, invoked directly
+        if direct is not None:
+            self.aws.invoke_wake_up(direct)
+            return True
         messages = self.aws.receive(max_messages=1)
         if messages:
             self._invoke(messages)

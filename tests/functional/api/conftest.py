@@ -61,6 +61,7 @@ class WriteLog:
         name = model.name
         mutating = name.startswith(("Put", "Update", "Delete", "BatchWrite", "Transact"))
         mutating = mutating or name.startswith(("Send", "CreateSchedule", "DeleteSchedule"))
+        mutating = mutating or name == "Invoke"  # work due now: a direct invoke of the runner
         if mutating and http_response.status_code < 300:
             self.calls.append(name)
 
@@ -79,7 +80,8 @@ class Api:
         runtime = env.aws.runtime
         self._api = api_function.make_handler(runtime)
         self._trigger = trigger_function.make_handler(runtime)
-        for client in (runtime.store.client, runtime.queue.client, runtime.wakeups.client):
+        clients = (runtime.store.client, runtime.queue.client, runtime.wakeups.client)
+        for client in (*clients, runtime.queue.direct.client):
             client.meta.events.register("after-call", self.writes)
 
     # --- requests -------------------------------------------------------------------------
@@ -154,8 +156,11 @@ class Api:
         return [json.dumps(item.to_json(), sort_keys=True) for item in table.all_items()]
 
     def drain(self) -> list[dict[str, Any]]:
-        """Take every work message off the queue (deleting them); return their bodies."""
+        """Take every work item posted: the direct invokes of the runner (as work messages),
+        then the messages on the queue (deleting them); return their bodies."""
         bodies: list[dict[str, Any]] = []
+        while (direct := self.aws.take_invoke()) is not None:
+            bodies.append({"workflow": direct["workflow"], "id": direct["id"]})
         while messages := self.aws.receive():
             for message in messages:
                 bodies.append(json.loads(message["Body"]))

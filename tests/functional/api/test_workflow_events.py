@@ -107,7 +107,7 @@ def test_a_redelivered_event_is_stored_once_and_the_instance_continues_once(api:
     ref = waiting(api, "dup")
     event = workflow_event("5d9a2f10-0000-4000-8000-000000000001", "dup", "once")
     first = api.trigger(event)
-    assert api.writes.calls == ["TransactWriteItems", "SendMessage"]
+    assert api.writes.calls == ["TransactWriteItems", "Invoke"]
     before = api.snapshot()
     api.writes.calls.clear()
     # WHEN EventBridge delivers it again (same event id), before and after the instance ran
@@ -337,9 +337,11 @@ def test_an_event_put_on_the_bus_reaches_the_instance_through_its_rule(api: Api)
 
 
 def test_a_wake_up_the_queue_refused_is_posted_by_the_sweep(api: Api) -> None:
-    # GIVEN a waiting instance, and SQS throttling the wake-up that follows the event's commit
+    # GIVEN a waiting instance, and Lambda then SQS throttling the wake-up that follows the
+    # event's commit (the direct invoke, then the work message it falls back to)
     ref = waiting(api, "unwoken")
     faults = Faults.on(api.env.aws.runtime)
+    faults.arm("lambda.Invoke", "throttle")
     faults.arm("sqs.SendMessage", "throttle")
     # WHEN the event arrives: it is stored, and the invocation succeeds (no Lambda retry)
     api.trigger(workflow_event("8e8e0000-0000-4000-8000-000000000001", "unwoken", "one"))
