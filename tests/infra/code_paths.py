@@ -23,6 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "handler" / "lambda_workflows"
 ADAPTER_SERVICES = {
     "aws/dynamodb.py": "dynamodb",
     "aws/sqs.py": "sqs",
+    "aws/runner_invoke.py": "lambda",
     "aws/scheduler.py": "scheduler",
     "aws/recurring.py": "scheduler",
     "aws/slots.py": "dynamodb",
@@ -49,6 +50,7 @@ COMPONENTS = {
     "queries": ("engine/queries.py", "InstanceQueries"),  # InstanceService.queries
     "store": ("aws/dynamodb.py", "DynamoStore"),
     "queue": ("aws/sqs.py", "SqsWorkQueue"),
+    "direct": ("aws/runner_invoke.py", "RunnerInvokes"),  # SqsWorkQueue.direct
     "scheduler": ("aws/scheduler.py", "SchedulerWakeUps"),  # InstanceService.scheduler
     "wakeups": ("aws/scheduler.py", "SchedulerWakeUps"),  # AwsRuntime.wakeups
     "recurring": ("aws/recurring.py", "RecurringSchedules"),  # the sweep's reconciliation
@@ -73,6 +75,7 @@ COMPONENTS = {
 AUTHORIZED_BY = {
     "sqs:SendMessageBatch": {"sqs:SendMessage"},
     "sqs:DeleteMessageBatch": {"sqs:DeleteMessage"},
+    "lambda:Invoke": {"lambda:InvokeFunction"},
     "dynamodb:TransactGetItems": {"dynamodb:GetItem"},
     "scheduler:CreateSchedule": {"scheduler:CreateSchedule", "iam:PassRole"},
     "scheduler:UpdateSchedule": {"scheduler:UpdateSchedule", "iam:PassRole"},

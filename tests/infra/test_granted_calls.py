@@ -48,7 +48,8 @@ def api() -> Iterator[tuple[Api, CallLog]]:
     env = WorkflowTestEnv({"orders": Lifecycle}, backend="aws")
     calls = CallLog()
     runtime = env.aws.runtime
-    for client in (runtime.store.client, runtime.queue.client, runtime.wakeups.client):
+    clients = (runtime.store.client, runtime.queue.client, runtime.wakeups.client)
+    for client in (*clients, runtime.queue.direct.client):  # and the runner's direct invokes
         client.meta.events.register("before-parameter-build", calls)
     try:
         yield Api(env), calls
@@ -127,7 +128,7 @@ def test_every_trigger_calls_only_what_trigger_function_may(
     # THEN every instance was created (once), and TriggerFunction's policy grants every call
     assert answers[0] == {"batchItemFailures": []}
     assert [answer["created"] for answer in answers[1:]] == [True, False, True]
-    assert {"dynamodb:PutItem", "sqs:SendMessage"} <= calls.actions
+    assert {"dynamodb:PutItem", "lambda:InvokeFunction"} <= calls.actions  # work: invoked
     missing = calls.actions - granted("TriggerFunction")
     assert not missing, f"TriggerFunction called {sorted(missing)}, which its policy lacks"
     assert len(client.drain()) == 4  # two messages, two events: one first run each

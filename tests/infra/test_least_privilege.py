@@ -230,14 +230,35 @@ def test_the_scheduler_role_can_only_be_assumed_by_this_accounts_scheduler() -> 
 RUNNER_ARN = {"Fn::GetAtt": ["RunnerFunction", "Arn"]}
 
 
-def test_only_the_scheduler_role_may_invoke_a_function_and_only_the_runner() -> None:
+RUNNER_BY_NAME = {
+    "Fn::Sub": "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:"
+    "${AWS::StackName}-runner"
+}
+
+
+def test_only_the_runner_is_invoked_and_only_by_who_posts_work_or_wake_ups() -> None:
     # wake-up schedules invoke RunnerFunction directly: the role Scheduler assumes may invoke
-    # it (any of its versions or aliases), and no other function; nothing else invokes one
-    invokers = [s for s in ALLOWS if any(a.startswith("lambda:") for a in s.actions)]
-    assert [s.owner for s in invokers] == ["SchedulerRole"]
-    (statement,) = invokers
-    assert statement.actions == ["lambda:InvokeFunction"]
-    assert statement.resources == [RUNNER_ARN, {"Fn::Sub": "${RunnerFunction.Arn}:*"}]
+    # it (any of its versions or aliases); work due now invokes it too, from the functions
+    # that post work (and the runner itself); no other function is invoked by anyone
+    invokers = {s.owner: s for s in ALLOWS if any(a.startswith("lambda:") for a in s.actions)}
+    assert sorted(invokers) == [
+        "ApiFunction",
+        "RunnerFunctionRole",
+        "SchedulerRole",
+        "SweepFunction",
+        "TriggerFunction",
+    ]
+    assert all(s.actions == ["lambda:InvokeFunction"] for s in invokers.values())
+    assert invokers["SchedulerRole"].resources == [
+        RUNNER_ARN,
+        {"Fn::Sub": "${RunnerFunction.Arn}:*"},
+    ]
+    for owner in ("RunnerFunctionRole", "SweepFunction", "TriggerFunction"):
+        assert invokers[owner].resources == [RUNNER_ARN]
+    # the API names the runner by name: RunnerFunction's environment names the API
+    assert invokers["ApiFunction"].resources == [RUNNER_BY_NAME]
+    runner = load_template()["Resources"]["RunnerFunction"]["Properties"]
+    assert runner["FunctionName"] == {"Fn::Sub": "${AWS::StackName}-runner"}
 
 
 def test_a_wake_up_the_runner_could_not_handle_goes_to_the_work_queue() -> None:
@@ -277,7 +298,7 @@ SAM_EVENT_GRANTS = {
     },
 }
 # The services the engine's adapters call; grants outside them are checked elsewhere.
-ENGINE_PREFIXES = ("dynamodb:", "sqs:", "scheduler:", "iam:PassRole", "events:")
+ENGINE_PREFIXES = ("dynamodb:", "sqs:", "scheduler:", "iam:PassRole", "events:", "lambda:")
 
 
 def granted(function: str, *, with_event_sources: bool = True) -> set[str]:
@@ -286,7 +307,7 @@ def granted(function: str, *, with_event_sources: bool = True) -> set[str]:
     actions = {
         action
         for statement in ALLOWS
-        if statement.owner == function
+        if statement.owner in (function, f"{function}Role")  # SAM's role of the function
         for action in statement.actions
     }
     if with_event_sources:

@@ -184,7 +184,14 @@ def test_environment_gives_every_variable_the_template_sets(
         "AWS_REGION",
         "AWS_DEFAULT_REGION",
     }
-    assert set(trigger_environment) == set(environment) | {"TRIGGER_WORKFLOW"}
+    assert set(trigger_environment) == set(environment) | {
+        "TRIGGER_WORKFLOW",
+        "RUNNER_FUNCTION_ARN",
+    }
+    # the senders name one runner: the trigger by its ARN, the API by its name
+    runner = trigger_environment["RUNNER_FUNCTION_ARN"]
+    assert runner.endswith(":function:local-runner")
+    assert resources.environment("ApiFunction")["RUNNER_FUNCTION_ARN"] == runner
     assert all(isinstance(value, str) for value in trigger_environment.values())
     assert environment == {
         "TABLE_NAME": resources.table_name,

@@ -88,7 +88,11 @@ def test_function_environment_is_globals_overlaid_by_the_function(
 ) -> None:
     shared = function_environment(template)
     trigger = function_environment(template, "TriggerFunction")
-    assert trigger == {**shared, "TRIGGER_WORKFLOW": {"Ref": "TriggerWorkflow"}}
+    assert trigger == {
+        **shared,
+        "TRIGGER_WORKFLOW": {"Ref": "TriggerWorkflow"},
+        "RUNNER_FUNCTION_ARN": {"Fn::GetAtt": ["RunnerFunction", "Arn"]},
+    }
 
 
 def test_parameter_defaults_of_the_template(template: dict[str, Any]) -> None:

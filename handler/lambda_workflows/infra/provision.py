@@ -390,6 +390,9 @@ def _properties(template: Mapping[str, Any], logical_id: str) -> dict[str, Any]:
     return properties
 
 
+LOCAL_ACCOUNT = "123456789012"  # moto's
+
+
 def _values_for(resources: Resources, template: Mapping[str, Any]) -> Values:
     """What the template's names mean for already provisioned ``resources``."""
     return Values(
@@ -406,12 +409,20 @@ def _values_for(resources: Resources, template: Mapping[str, Any]) -> Values:
             "WorkflowsHttpApi": "local",
             "WorkflowsApi": "local",
             "AWS::URLSuffix": "amazonaws.com",
+            # the runner as the senders name it (RUNNER_FUNCTION_ARN); locally its invokes
+            # never leave the process (lambda_workflows.local.embedded)
+            "AWS::Partition": "aws",
+            "AWS::AccountId": LOCAL_ACCOUNT,
+            "AWS::StackName": "local",
         },
         conditions=dict(template.get("Conditions", {})),
         attributes={
             (WORK_QUEUE, "Arn"): resources.work_queue_arn,
             (TRIGGER_QUEUE, "Arn"): _queue_arn(resources.trigger_queue_url, resources.region),
             (SCHEDULER_ROLE, "Arn"): resources.scheduler_role_arn,
+            ("RunnerFunction", "Arn"): (
+                f"arn:aws:lambda:{resources.region}:{LOCAL_ACCOUNT}:function:local-runner"
+            ),
         },
     )
 
