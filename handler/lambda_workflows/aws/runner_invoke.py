@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_workflows.engine.model import InstanceRef
@@ -38,6 +39,11 @@ from .sqs import work_message
 REASON = "work"
 EXECUTION_PREFIX = "send-"
 ACCEPTED = 202  # an asynchronous invoke Lambda queued
+CLIENT_CONFIG = Config(
+    connect_timeout=3, read_timeout=5, retries={"mode": "standard", "total_max_attempts": 2}
+)
+"""Lambda answers an asynchronous invoke at once (202): a call that hangs or is throttled
+again is better sent as a work message at once than retried for long."""
 log = logging.getLogger("lambda_workflows.runner_invoke")
 
 

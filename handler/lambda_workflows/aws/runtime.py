@@ -33,7 +33,7 @@ from lambda_workflows.registry import load_workflows
 
 from .dynamodb import DynamoStore
 from .journal_writes import JOURNAL_WRITERS
-from .runner_invoke import RunnerInvokes
+from .runner_invoke import CLIENT_CONFIG, RunnerInvokes
 from .scheduler import SchedulerWakeUps
 from .settings import AwsSettings
 from .sqs import SqsWorkQueue
@@ -193,7 +193,7 @@ def build_runtime(
     clock = clock or SystemClock()
     store = _store(session, settings, clock, parallel_writes)
     runner_arn = settings.runner_function_arn or None
-    direct = RunnerInvokes(lambda: session.client("lambda"), runner_arn)
+    direct = RunnerInvokes(lambda: session.client("lambda", config=CLIENT_CONFIG), runner_arn)
     queue = SqsWorkQueue(session.client("sqs"), settings.work_queue_url, direct)
     wakeups = SchedulerWakeUps(
         session.client("scheduler"),
