@@ -16,10 +16,12 @@ runtime's clients count every AWS call and read its parameters and answer
   deployment does not pay; billed per 1 ms at the RunnerFunction's MemorySize (template.yaml).
 
 What no hook can see is modelled, and said so: the SQS event source receives and deletes each
-work message (2 requests, BatchSize 1); a wake-up schedule's firing is a Scheduler invocation
-and the runner's Lambda request (its target is the RunnerFunction, asynchronous invoke: no SQS
-request), and one made before that upgrade, still targeting the work queue, a SendMessage
-too; an instance is created (and an event sent to it) through API Gateway and the ApiFunction
+work message (2 requests, BatchSize 1); work due now (a creation, an event's wake-up) is an
+asynchronous invoke of the runner (lambda_workflows.aws.runner_invoke): the runner's Lambda
+request and no SQS request (the hook counts the Invoke; it is the invocation's request, not a
+charge of its own); a wake-up schedule's firing is a Scheduler invocation and the runner's
+Lambda request (its target is the RunnerFunction, asynchronous invoke: no SQS request), and one
+made before that upgrade, still targeting the work queue, a SendMessage too; an instance is created (and an event sent to it) through API Gateway and the ApiFunction
 (at its MemorySize; its duration is the instance API's call, timed the same way),
 each request billed at the price of the API template.yaml deploys by default (ApiType).
 Prices: bench/prices.py.
@@ -39,6 +41,7 @@ from bench.prices import price
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.aws.items import INSTANCE_SK
 from lambda_workflows.aws.reaper import ExpiredInstanceReaper
+from lambda_workflows.aws.runner_invoke import EXECUTION_PREFIX
 from lambda_workflows.aws.runtime import LAMBDA_RUNNER
 from lambda_workflows.aws.settings import RETENTION_DAYS
 from lambda_workflows.infra.template import load_template
@@ -106,6 +109,7 @@ class Run:
     meter: Meter
     invocations: list[float] = field(default_factory=list)  # billed seconds of each
     direct: int = 0  # of them, invoked by a wake-up schedule (no SQS message)
+    direct_work: int = 0  # of them, work due now invoked directly (no SQS message)
     api_calls: list[float] = field(default_factory=list)  # billed seconds of each API request
     reap_seconds: float = 0.0  # the reaper's work once the instance item expired
 
@@ -156,7 +160,12 @@ def _time_the_runner(aws: Any, run: Run) -> None:
     handler = aws._runner_handler
 
     def timed(event: Any, context: Any) -> Any:
-        run.direct += "Records" not in event  # a wake-up schedule's direct invocation
+        if "Records" not in event:  # a direct invocation: work due now, or a wake-up's
+            execution = str(event.get("wake", {}).get("execution", ""))
+            if execution.startswith(EXECUTION_PREFIX):
+                run.direct_work += 1
+            else:
+                run.direct += 1
         start = run.meter.spent()
         try:
             return handler(event, context)
@@ -204,7 +213,8 @@ def bill(runs: list[Run], sleep_days: float = 0.0) -> tuple[Bill, dict[str, floa
         calls.update(run.meter.calls)
     mean = {op: count / n for op, count in calls.items()}
     invocations = sum(len(r.invocations) for r in runs) / n
-    direct = sum(r.direct for r in runs) / n  # invocations no SQS message carried
+    direct = sum(r.direct for r in runs) / n  # wake-up schedules' invocations: no message
+    direct_work = sum(r.direct_work for r in runs) / n  # work due now invoked: no message
     runner_seconds = sum(sum(r.invocations) for r in runs) / n
     api_requests = sum(len(r.api_calls) for r in runs) / n
     api_seconds = sum(sum(r.api_calls) for r in runs) / n
@@ -220,6 +230,7 @@ def bill(runs: list[Run], sleep_days: float = 0.0) -> tuple[Bill, dict[str, floa
         "SQS requests": sum(v for k, v in mean.items() if k.startswith("sqs.")),
         "schedules": schedules,
         "direct wake-ups": direct,
+        "direct work": direct_work,
     }
     b = Bill()
     b.add(
@@ -232,8 +243,10 @@ def bill(runs: list[Run], sleep_days: float = 0.0) -> tuple[Bill, dict[str, floa
     b.add("Lambda duration", gb_seconds * _each("lambda.arm64_gb_second"))
     # counted sends, plus (modelled) the event source's receive and delete of each message
     # it delivered, and the scheduler's send for a schedule that targets the queue (one made
-    # before the direct wake-up); a schedule targeting the runner costs no SQS request
-    sqs = usage["SQS requests"] + 2 * (invocations - direct) + max(0.0, schedules - direct)
+    # before the direct wake-up); a schedule targeting the runner, and work invoked directly,
+    # cost no SQS request
+    queued = invocations - direct - direct_work
+    sqs = usage["SQS requests"] + 2 * queued + max(0.0, schedules - direct)
     b.add("SQS requests", sqs * _each("sqs.request"))
     b.add("Scheduler invocations", schedules * _each("scheduler.invocation"))
     b.add("API Gateway requests", api_requests * _each(api_price_key()))

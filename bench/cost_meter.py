@@ -86,6 +86,8 @@ class Meter:
             "sqs": runtime.queue.client,
             "scheduler": runtime.wakeups.client,
         }
+        if runtime.queue.direct is not None:  # work due now: a direct invoke of the runner
+            clients["lambda"] = runtime.queue.direct.client
         for service, client in clients.items():
             events = client.meta.events
             events.register(f"before-parameter-build.{service}", self._asked)

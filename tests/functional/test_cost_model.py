@@ -53,19 +53,20 @@ def test_a_1_kb_step_result_with_its_keys_is_2_write_units() -> None:
 
 def test_a_day_of_sleep_is_counted_call_by_call() -> None:
     run = measure(Nap, "nap-test")
-    # create (put, message); invocation 1: load, the sleep's entry, its schedule, wait;
-    # invocation 2 (the schedule fired): load, end. Neither runs step code, so neither takes
-    # the lease (lambda_workflows.engine.lazy_lease)
+    # create (put, a direct invoke of the runner); invocation 1: load, the sleep's entry, its
+    # schedule, wait; invocation 2 (the schedule fired): load, end. Neither runs step code, so
+    # neither takes the lease (lambda_workflows.engine.lazy_lease)
     assert run.meter.calls == Counter(
         {
             "dynamodb.PutItem": 2,
             "dynamodb.UpdateItem": 2,
             "dynamodb.Query": 2,
-            "sqs.SendMessage": 1,
+            "lambda.Invoke": 1,
             "scheduler.CreateSchedule": 1,
         }
     )
     assert len(run.invocations) == 2
+    assert (run.direct_work, run.direct) == (1, 1)  # neither carried by an SQS message
     assert run.meter.write_units == 4
     # by_created is written at the creation and rewritten in place at each status change (its
     # key never moves); by_due's key moves at the wait (a delete and a put) and leaves at the
@@ -90,10 +91,13 @@ def test_a_sleeping_day_is_billed_line_by_line_with_its_storage_after_it_ends() 
         * price("dynamodb.write_request_unit").each
     )
     assert bought.lines["Scheduler invocations"] == price("scheduler.invocation").each
-    # the creation's message is received and deleted by the event source; the schedule
-    # invokes the runner directly: no SQS request for the wake-up
-    assert usage["direct wake-ups"] == 1
-    assert bought.lines["SQS requests"] == pytest.approx((1 + 2) * price("sqs.request").each)
+    # the creation invokes the runner directly, and so does the schedule: no SQS request
+    assert usage["direct wake-ups"] == usage["direct work"] == 1
+    assert usage["SQS requests"] == 0
+    assert bought.lines["SQS requests"] == 0
+    assert bought.lines["Lambda requests"] == pytest.approx(
+        (2 + 1) * price("lambda.request").each  # two runner invocations, the API's request
+    )
     assert bought.lines["DynamoDB storage"] > 0
     assert bought.total == pytest.approx(sum(bought.lines.values()))
     # once ended: every item kept RetentionDays, then TTL removes the instance item and the
@@ -126,9 +130,9 @@ def test_an_api_request_is_billed_at_the_price_of_the_api_the_template_deploys()
 
 def test_an_hour_waiting_for_an_event_is_counted_call_by_call() -> None:
     run = measure(Approval, "approval-test", approved_after=APPROVED_AFTER)
-    # create (put, message); invocation 1: load, the wait's entry, its timeout's schedule,
-    # wait; the event an hour later, through the API (two reads, one transaction, the wake-up
-    # message); invocation 2: load, the event's entry, the timeout's
+    # create (put, a direct invoke); invocation 1: load, the wait's entry, its timeout's
+    # schedule, wait; the event an hour later, through the API (two reads, one transaction,
+    # the wake-up's direct invoke); invocation 2: load, the event's entry, the timeout's
     # schedule deleted (the event came first: it would fire for nothing), end. Nothing fires
     # a day after creation.
     assert run.meter.calls == Counter(
@@ -138,7 +142,7 @@ def test_an_hour_waiting_for_an_event_is_counted_call_by_call() -> None:
             "dynamodb.Query": 2,
             "dynamodb.GetItem": 2,
             "dynamodb.TransactWriteItems": 1,
-            "sqs.SendMessage": 2,
+            "lambda.Invoke": 2,
             "scheduler.CreateSchedule": 1,
             "scheduler.DeleteSchedule": 1,
         }
@@ -151,5 +155,6 @@ def test_an_hour_waiting_for_an_event_is_counted_call_by_call() -> None:
     assert bought.lines["API Gateway requests"] == 2 * price(api_price_key()).each
     assert bought.lines["Lambda requests"] == pytest.approx(4 * price("lambda.request").each)
     assert bought.lines["Scheduler invocations"] == 0  # the timeout's schedule never fired
-    # counted sends, the event source's receive and delete of 2 messages
-    assert bought.lines["SQS requests"] == pytest.approx((2 + 2 * 2) * price("sqs.request").each)
+    # the creation and the event's wake-up each invoked the runner directly: no SQS request
+    assert usage["direct work"] == 2
+    assert bought.lines["SQS requests"] == 0

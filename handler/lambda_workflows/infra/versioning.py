@@ -23,6 +23,11 @@ CHANGES: dict[int, str] = {
         "scheduler role may invoke the runner) and the runner's EventInvokeConfig (failed "
         "wake-ups go to the work queue)"
     ),
+    3: (
+        "work due now invokes RunnerFunction directly: RunnerFunction is named "
+        "<stack>-runner, the senders (ApiFunction, TriggerFunction, SweepFunction) get "
+        "RUNNER_FUNCTION_ARN and lambda:InvokeFunction on it, and RunnerInvokesItself"
+    ),
 }
 """What each template version changed, for doctor's advice (docs/deploy.md, "Upgrading")."""
 
