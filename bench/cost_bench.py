@@ -21,9 +21,10 @@ asynchronous invoke of the runner (lambda_workflows.aws.runner_invoke): the runn
 request and no SQS request (the hook counts the Invoke; it is the invocation's request, not a
 charge of its own); a wake-up schedule's firing is a Scheduler invocation and the runner's
 Lambda request (its target is the RunnerFunction, asynchronous invoke: no SQS request), and one
-made before that upgrade, still targeting the work queue, a SendMessage too; an instance is created (and an event sent to it) through API Gateway and the ApiFunction
-(at its MemorySize; its duration is the instance API's call, timed the same way),
-each request billed at the price of the API template.yaml deploys by default (ApiType).
+made before that upgrade, still targeting the work queue, a SendMessage too; an instance is
+created (and an event sent to it) through API Gateway and the ApiFunction (at its MemorySize;
+its duration is the instance API's call, timed the same way), each request billed at the
+price of the API template.yaml deploys by default (ApiType).
 Prices: bench/prices.py.
 """
 

@@ -5,9 +5,10 @@ events and the program's control operation through ApiFunction; Lambda's SQS eve
 work message per RunnerFunction invocation; up to 10 trigger messages per TriggerFunction
 invocation; a message reported in ``batchItemFailures``, or whose invocation died, comes back
 after the queue's visibility timeout); Lambda's asynchronous invokes of the runner (work due
-now, delivered as wake-ups are, :mod:`.direct_wake_ups`); EventBridge Scheduler (due one-time schedules are fired,
-and the deployed recurring schedule's firings are sent to the trigger queue, see
-:meth:`~.world.World.firings`) and the sweep's schedule (run whenever virtual time jumps).
+now, delivered as wake-ups are, :mod:`.direct_wake_ups`); EventBridge Scheduler (due one-time
+schedules are fired, and the deployed recurring schedule's firings are sent to the trigger
+queue, see :meth:`~.world.World.firings`) and the sweep's schedule (run whenever virtual time
+jumps).
 
 Virtual time moves only when nothing is runnable: to the next schedule, firing or message that
 reappears. Then, with faults off, it quiesces: messages given back, the clock moved past every
