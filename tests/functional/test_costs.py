@@ -20,8 +20,9 @@ def count_calls(env: Any) -> Counter[str]:
         "dynamodb": runtime.store.client,
         "sqs": runtime.queue.client,
         "scheduler": runtime.wakeups.client,
-        "lambda": runtime.queue.direct.client,  # direct invokes of the runner
     }
+    if runtime.queue.direct is not None:  # direct invokes of the runner (not queue_only())
+        clients["lambda"] = runtime.queue.direct.client
     for service, client in clients.items():
 
         def hook(model: Any, service: str = service, **_: Any) -> None:
