@@ -31,7 +31,10 @@ def measure(n: int) -> tuple[float, Counter[str], int]:
     with WorkflowTestEnv({"seq": Sequential}, backend="aws", settings=LAMBDA_RUNNER) as env:
         calls: Counter[str] = Counter()
         runtime = env.aws.runtime
-        for client in (runtime.store.client, runtime.queue.client, runtime.wakeups.client):
+        clients = [runtime.store.client, runtime.queue.client, runtime.wakeups.client]
+        if runtime.queue.direct is not None:  # the creation's work: a direct invoke
+            clients.append(runtime.queue.direct.client)
+        for client in clients:
 
             def hook(model: Any, **_: Any) -> None:
                 calls[model.name] += 1
