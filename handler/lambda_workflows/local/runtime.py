@@ -135,7 +135,7 @@ class LocalRuntime:
         """
         direct = self.aws.take_invoke()  # work due now, invoked directly
         if direct is not None:
-            self.aws.invoke_wake_up(direct)
+            self._invoke_direct(direct)
             return True
         messages = self.aws.receive(max_messages=1)
         if messages:
@@ -240,6 +240,17 @@ class LocalRuntime:
                 f"died ({died}); the message is redelivered and the instance resumes from its "
                 "journal"
             )
+
+    def _invoke_direct(self, payload: dict[str, Any]) -> None:
+        died = self.aws.invoke_wake_up(payload)  # any exception escaping it: a crash
+        if died is None:
+            return
+        self.crashes += 1
+        self.out(
+            f"[{iso(self.clock.time())}] {payload['workflow']}/{payload['id']} invocation died "
+            f"({died}); Lambda hands it to the work queue and the instance resumes from its "
+            "journal"
+        )
 
     def run_until_idle(self, max_steps: int = 100_000) -> None:
         """Work until nothing is runnable (what ``lambda-workflows run`` uses)."""
