@@ -34,7 +34,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_workflows.engine.model import InstanceRef
 
-from .sqs import work_message
+from .work_messages import work_message
 
 REASON = "work"
 EXECUTION_PREFIX = "send-"

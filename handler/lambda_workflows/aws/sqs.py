@@ -6,44 +6,26 @@ A single send due now goes to the runner as a direct invoke when the runner's AR
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lambda_workflows.engine.errors import InvalidInput
 from lambda_workflows.engine.model import InstanceRef
 
 from .errors import translate
+from .work_messages import parse_work_message, work_message
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
     from .runner_invoke import RunnerInvokes
 
+__all__ = ["BATCH", "MAX_DELAY", "SqsWorkQueue", "parse_work_message", "work_message"]
+
 MAX_DELAY = 900  # SQS DelaySeconds upper bound (15 minutes)
 BATCH = 10  # SendMessageBatch upper bound
-
-
-def work_message(ref: InstanceRef, reason: str | None = None) -> str:
-    """The body of a work message."""
-    body: dict[str, Any] = {"workflow": ref.workflow, "id": ref.id}
-    if reason:
-        body["reason"] = reason
-    return json.dumps(body, separators=(",", ":"))
-
-
-def parse_work_message(body: str) -> InstanceRef:
-    """The instance a work message is about. Raises InvalidInput for anything else."""
-    try:
-        data = json.loads(body)
-        return InstanceRef(str(data["workflow"]), str(data["id"]))
-    except (ValueError, KeyError, TypeError):
-        raise InvalidInput(
-            f'not a work message: {body[:200]!r}; expected {{"workflow": ..., "id": ...}}'
-        ) from None
 
 
 class SqsWorkQueue:

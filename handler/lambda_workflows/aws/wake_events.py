@@ -35,7 +35,7 @@ from typing import Any
 from lambda_workflows.engine.immutable import immutable
 from lambda_workflows.engine.model import InstanceRef
 
-from .sqs import parse_work_message, work_message
+from .work_messages import parse_work_message, work_message
 
 EXECUTION_ID = "<aws.scheduler.execution-id>"
 ATTEMPT_NUMBER = "<aws.scheduler.attempt-number>"
