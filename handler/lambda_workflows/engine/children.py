@@ -50,6 +50,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .clock import Clock
@@ -178,22 +179,15 @@ WaitFor = Callable[[InstanceRef], JournalEntry]
 """Builds the parent's wait entry for the child (its event type names the child)."""
 
 
+@dataclass(eq=False)
 class Children:
     """Starts children and answers their parents, on the store and the work queue."""
 
-    def __init__(
-        self,
-        workflows: Collection[str],
-        store: InstanceStore,
-        queue: WorkQueue,
-        clock: Clock,
-        slots: SlotGate | None = None,
-    ) -> None:
-        self.workflows = workflows
-        self.store = store
-        self.queue = queue
-        self.clock = clock
-        self.slots = slots  # a child of a workflow with a concurrency limit gets in line
+    workflows: Collection[str]
+    store: InstanceStore
+    queue: WorkQueue
+    clock: Clock
+    slots: SlotGate | None = None  # None: no limit is enforced
 
     def start(
         self,

@@ -74,6 +74,7 @@ class BatchResult:
         self.errors.append({"index": index, "id": shown, "code": code, "message": message})
 
 
+@dataclass(eq=False)
 class InstanceCreation:
     """Creates instances of the registered workflows.
 
@@ -85,19 +86,11 @@ class InstanceCreation:
         slots: the concurrency limits (None: no limit is enforced).
     """
 
-    def __init__(
-        self,
-        workflows: Collection[str],
-        store: InstanceStore,
-        queue: WorkQueue,
-        clock: Clock,
-        slots: SlotGate | None = None,
-    ) -> None:
-        self.workflows = workflows
-        self.store = store
-        self.queue = queue
-        self.clock = clock
-        self.slots = slots
+    workflows: Collection[str]
+    store: InstanceStore
+    queue: WorkQueue
+    clock: Clock
+    slots: SlotGate | None = None  # None: no limit is enforced
 
     def validate_new(self, id: str | None = None, params: Any = None) -> NewInstance:
         """Check an id (or generate one) and encode params (≤ 1 MiB). Writes nothing.
