@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from . import codec
@@ -57,6 +58,7 @@ __all__ = ["InstanceCommands", "post_wake_up"]
 log = logging.getLogger("lambda_workflows.service")
 
 
+@dataclass(eq=False)
 class InstanceCommands:
     """Controls existing instances of the registered workflows.
 
@@ -71,23 +73,13 @@ class InstanceCommands:
             nothing of its own.
     """
 
-    def __init__(
-        self,
-        workflows: Collection[str],
-        store: InstanceStore,
-        queue: WorkQueue,
-        scheduler: WakeUpScheduler,
-        clock: Clock,
-        slots: SlotGate | None = None,
-        retention_seconds: float = 30 * 86_400.0,
-    ) -> None:
-        self.workflows = workflows
-        self.store = store
-        self.queue = queue
-        self.scheduler = scheduler
-        self.clock = clock
-        self.slots = slots
-        self.retention_seconds = retention_seconds
+    workflows: Collection[str]
+    store: InstanceStore
+    queue: WorkQueue
+    scheduler: WakeUpScheduler
+    clock: Clock
+    slots: SlotGate | None = None
+    retention_seconds: float = 30 * 86_400.0
 
     def pause(self, ref: InstanceRef) -> InstanceRecord:
         """Pause: at once if nothing runs, else when the running step finishes."""

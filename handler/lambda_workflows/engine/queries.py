@@ -91,6 +91,7 @@ class WorkflowDescription:
         }
 
 
+@dataclass(eq=False)
 class InstanceQueries:
     """Reads instances of the registered workflows: what they are, what they did.
 
@@ -104,19 +105,11 @@ class InstanceQueries:
             subscription never waits).
     """
 
-    def __init__(
-        self,
-        workflows: Collection[str],
-        store: InstanceStore,
-        clock: Clock,
-        slots: SlotGate | None = None,
-        poll_pause: PauseFunction | None = None,
-    ) -> None:
-        self.workflows = workflows
-        self.store = store
-        self.clock = clock
-        self.slots = slots
-        self.poll_pause = poll_pause
+    workflows: Collection[str]
+    store: InstanceStore
+    clock: Clock
+    slots: SlotGate | None = None
+    poll_pause: PauseFunction | None = None
 
     def get(self, ref: InstanceRef) -> InstanceRecord:
         """The instance's record: UnknownWorkflow or InstanceNotFound when there is none."""
