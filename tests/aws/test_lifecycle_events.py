@@ -227,7 +227,9 @@ def test_every_transition_of_each_instance_arrives_once_in_order(
     assert types(events["t-1"]) == [*JOURNEY[:5], "instance.terminated"]
     for shown in events.values():
         versions = [event["detail"]["version"] for event in shown]
-        assert versions == sorted(versions) and len(set(versions)) == len(versions)
+        # in the order of the writes; a runner's pass without a lease is one write of two
+        # events (instance.started, then where it left the instance), so a version may repeat
+        assert versions == sorted(versions)
 
 
 def test_an_event_says_what_moved_from_where_under_the_eventbridge_envelope(

@@ -13,6 +13,7 @@ from lambda_workflows.engine.lifecycle import (
     LifecycleEvent,
     LifecycleType,
     instance_changed,
+    instance_changes,
     instance_event_type,
     step_recorded,
 )
@@ -171,3 +172,31 @@ def test_a_record_no_instance_wrote_is_skipped_and_the_others_published() -> Non
     records[1] = stream_record("NEW_AND_OLD_IMAGES", status="exploded")
     # THEN it is left out, and the others are read
     assert [event.type for _, event in _events(records, steps=False)] == [T.QUEUED, T.QUEUED]
+
+
+def test_a_pass_without_a_lease_is_started_then_where_it_left_the_instance() -> None:
+    # GIVEN writes of a runner that took no lease (engine.lazy_lease): each counts an invocation
+    woke = instance_changes(
+        record(S.WAITING, 4, invocations=1), record(S.WAITING, 5, invocations=2)
+    )
+    ended = instance_changes(
+        record(S.WAITING, 4, invocations=1), record(S.COMPLETE, 5, invocations=2)
+    )
+    # THEN each publishes instance.started (status running), then where it left the instance,
+    # two ids of the one write
+    assert [(e.type.value, e.detail["status"], e.detail["previous_status"]) for e in woke] == [
+        ("instance.started", "running", "waiting"),
+        ("instance.waiting", "waiting", "running"),
+    ]
+    assert [e.type.value for e in ended] == ["instance.started", "instance.complete"]
+    assert len({e.id for e in woke}) == 2 and all(e.detail["version"] == 5 for e in woke)
+    # a write that counted no invocation (an event buffered, a lease renewed) publishes nothing,
+    # and a leased pass publishes its own two writes' events, one each
+    assert instance_changes(record(S.WAITING, 4), record(S.WAITING, 5)) == []
+    leased = instance_changes(
+        record(S.WAITING, 4, invocations=1), record(S.RUNNING, 5, invocations=2)
+    )
+    assert [e.type.value for e in leased] == ["instance.started"]
+    assert [e.type.value for e in instance_changes(record(S.RUNNING, 5), record(S.WAITING, 6))] == [
+        "instance.waiting"
+    ]

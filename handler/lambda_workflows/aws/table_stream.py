@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lambda_workflows.engine.errors import ConfigurationError
-from lambda_workflows.engine.lifecycle import LifecycleEvent, instance_changed, step_recorded
+from lambda_workflows.engine.lifecycle import LifecycleEvent, instance_changes, step_recorded
 
 from .items import (
     CHUNK_MARK,
@@ -33,7 +33,7 @@ from .items import (
     journal_entry,
 )
 
-__all__ = ["VIEW_TYPE", "lifecycle_event", "sequence_number"]
+__all__ = ["VIEW_TYPE", "lifecycle_event", "lifecycle_events", "sequence_number"]
 
 VIEW_TYPE = "NEW_AND_OLD_IMAGES"
 """The stream view the events need: the item after the write, and before it."""
@@ -43,7 +43,16 @@ _LARGE = ("params", "output", "result")
 
 
 def lifecycle_event(record: Mapping[str, Any], *, steps: bool) -> LifecycleEvent | None:
-    """The event a stream record stands for (None: the write publishes nothing).
+    """The last event a stream record stands for (None: the write publishes nothing); see
+    :func:`lifecycle_events`."""
+    events = lifecycle_events(record, steps=steps)
+    return events[-1] if events else None
+
+
+def lifecycle_events(record: Mapping[str, Any], *, steps: bool) -> list[LifecycleEvent]:
+    """The events a stream record stands for, in order (none: the write publishes nothing;
+    two: a runner's pass without a lease, ``instance.started`` then where it left the
+    instance).
 
     Args:
         record: one record of the table's stream, as Lambda delivers it.
@@ -54,7 +63,7 @@ def lifecycle_event(record: Mapping[str, Any], *, steps: bool) -> LifecycleEvent
             ``NEW_AND_OLD_IMAGES``): no transition can be told.
     """
     if record.get("eventName") not in ("INSERT", "MODIFY"):
-        return None
+        return []
     change = record.get("dynamodb") or {}
     view = change.get("StreamViewType", VIEW_TYPE)
     if view != VIEW_TYPE:
@@ -67,12 +76,13 @@ def lifecycle_event(record: Mapping[str, Any], *, steps: bool) -> LifecycleEvent
     pk, sk = _string(keys, "pk"), _string(keys, "sk")
     new = change.get("NewImage")
     if pk is None or sk is None or new is None:
-        return None
+        return []
     if sk == INSTANCE_SK:
-        return _instance_event(pk, new, change.get("OldImage"))
+        return _instance_events(pk, new, change.get("OldImage"))
     if steps and record.get("eventName") == "INSERT" and sk.startswith(JOURNAL_PREFIX):
-        return _step_event(pk, sk, new)
-    return None
+        step = _step_event(pk, sk, new)
+        return [step] if step is not None else []
+    return []
 
 
 def sequence_number(record: Mapping[str, Any]) -> str:
@@ -80,14 +90,14 @@ def sequence_number(record: Mapping[str, Any]) -> str:
     return str(record["dynamodb"]["SequenceNumber"])
 
 
-def _instance_event(pk: str, new: Item, old: Item | None) -> LifecycleEvent | None:
+def _instance_events(pk: str, new: Item, old: Item | None) -> list[LifecycleEvent]:
     if not _is_instance(new):
-        return None  # a tombstone: the instance was deleted
+        return []  # a tombstone: the instance was deleted
     after = instance_record(_small(new))
     if instance_pk(after.workflow, after.id) != pk:
-        return None  # not an item this engine wrote
+        return []  # not an item this engine wrote
     before = instance_record(_small(old)) if old is not None and _is_instance(old) else None
-    return instance_changed(before, after)
+    return instance_changes(before, after)
 
 
 def _step_event(pk: str, sk: str, new: Item) -> LifecycleEvent | None:

@@ -39,6 +39,7 @@ __all__ = [
     "LifecycleEvent",
     "LifecycleType",
     "instance_changed",
+    "instance_changes",
     "instance_event_type",
     "step_recorded",
 ]
@@ -119,6 +120,33 @@ class LifecycleEvent:
         return str(self.detail["id"])
 
 
+def instance_changes(before: InstanceRecord | None, after: InstanceRecord) -> list[LifecycleEvent]:
+    """The events of one write of an instance item, in order: a runner's pass that ran no step
+    code (it took no lease: :mod:`lambda_workflows.engine.lazy_lease`) and left the instance
+    where it goes next publishes ``instance.started`` before that status's event, as a leased
+    pass's two writes do (see :func:`instance_changed`)."""
+    started = _passed_through(before, after)
+    if started is None:
+        changed = instance_changed(before, after)
+        return [changed] if changed is not None else []
+    # as if written in two: running (started), then where the pass left it, from running
+    kind = instance_event_type(InstanceStatus.RUNNING, after.status)
+    left = _event(kind, InstanceStatus.RUNNING, after.status, after) if kind else None
+    return [started, left] if left is not None else [started]
+
+
+def _passed_through(before: InstanceRecord | None, after: InstanceRecord) -> LifecycleEvent | None:
+    """``instance.started`` for a runner's unleased write (it counted an invocation and moved
+    the instance on from ``queued`` or ``waiting`` without ever setting it ``running``)."""
+    if before is None or before.generation != after.generation:
+        return None
+    if after.invocations <= before.invocations or after.status is InstanceStatus.RUNNING:
+        return None
+    if before.status not in (InstanceStatus.QUEUED, InstanceStatus.WAITING):
+        return None
+    return _event(LifecycleType.STARTED, before.status, InstanceStatus.RUNNING, after, "/started")
+
+
 def instance_changed(before: InstanceRecord | None, after: InstanceRecord) -> LifecycleEvent | None:
     """The event of one write of an instance item, from its record before and after the write
     (``before`` None: the write created it, or replaced a deleted instance's tombstone)."""
@@ -127,21 +155,32 @@ def instance_changed(before: InstanceRecord | None, after: InstanceRecord) -> Li
     kind = instance_event_type(previous, after.status, restarted=restarted)
     if kind is None:
         return None
+    return _event(kind, previous, after.status, after)
+
+
+def _event(
+    kind: LifecycleType,
+    previous: InstanceStatus | None,
+    status: InstanceStatus,
+    after: InstanceRecord,
+    suffix: str = "",
+) -> LifecycleEvent:
     at = after.updated_at or after.created_at
     detail: dict[str, Any] = {
-        "id": f"{after.workflow}/{after.id}/{int(after.created_at * 1000)}/v{after.version}",
+        "id": f"{after.workflow}/{after.id}/{int(after.created_at * 1000)}/v{after.version}"
+        + suffix,
         "type": kind.value,
         "workflow": after.workflow,
         "instance_id": after.id,
-        "status": after.status.value,
+        "status": status.value,
         "previous_status": previous.value if previous is not None else None,
         "version": after.version,
         "workflow_version": after.workflow_version,
         "timestamp": iso(at),
     }
-    if after.status is InstanceStatus.ERRORED and after.error is not None:
+    if status is InstanceStatus.ERRORED and after.error is not None:
         detail["error"] = _error(after.error)
-    if after.status_reason is not None:
+    if status is after.status and after.status_reason is not None:
         detail["status_reason"] = _cut(after.status_reason)
     if after.parent is not None:
         detail["parent"] = after.parent.to_dict()

@@ -26,7 +26,7 @@ from typing import Any, cast
 from aws_lambda_powertools.metrics import MetricUnit
 
 from lambda_workflows.aws.eventbridge import EventBridgePublisher
-from lambda_workflows.aws.table_stream import lifecycle_event, sequence_number
+from lambda_workflows.aws.table_stream import lifecycle_events, sequence_number
 from lambda_workflows.engine.errors import ConfigurationError
 from lambda_workflows.engine.lifecycle import LifecycleEvent
 from lambda_workflows.observability import logger, metrics
@@ -84,13 +84,13 @@ def publish_records(
 def _events(
     records: Sequence[Mapping[str, Any]], steps: bool
 ) -> list[tuple[Mapping[str, Any], LifecycleEvent]]:
-    """Each record's event, in order (records that publish nothing left out). A record this
+    """Each record's events, in order (records that publish nothing left out). A record this
     engine did not write (it cannot be read as an instance or a step) is logged and skipped:
     retrying it could not help."""
     found: list[tuple[Mapping[str, Any], LifecycleEvent]] = []
     for record in records:
         try:
-            event = lifecycle_event(record, steps=steps)
+            events = lifecycle_events(record, steps=steps)
         except ConfigurationError:
             raise  # the whole stack is misconfigured: fail the batch, loudly
         except (KeyError, ValueError, TypeError) as exc:
@@ -99,8 +99,7 @@ def _events(
                 "skipped an unreadable stream record", extra={"keys": keys, "error": repr(exc)}
             )
             continue
-        if event is not None:
-            found.append((record, event))
+        found.extend((record, event) for event in events)
     return found
 
 
