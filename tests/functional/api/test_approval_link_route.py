@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -107,7 +108,7 @@ def test_the_pages_empty_form_post_sends_an_event_without_payload(links: Api) ->
 def test_a_bad_token_is_refused_and_writes_nothing(
     links: Api, change: object, status: int, code: str
 ) -> None:
-    path = waiting(links, f"r-bad-{status}-{code[-3:]}-{id(change) % 1000}")
+    path = waiting(links, f"r-bad-{uuid.uuid4().hex[:12]}")
     before = links.table()
 
     answer = links.request("POST", change(path), {"x": 1})  # type: ignore[operator]
