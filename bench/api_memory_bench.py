@@ -10,8 +10,9 @@ MemorySize caps; not ``ru_maxrss``, which a process inherits across exec from th
 forked it) and, in a second run, the peak of Python's own allocations (``tracemalloc``,
 which slows the run and inflates its resident memory, so it is measured apart).
 
-Each route reads the instance's whole partition (see :mod:`lambda_workflows.engine.pages`):
-the status (first page of the timeline), a page of the timeline, a page of the history.
+Each route reads the instance's whole partition (see
+:mod:`lambda_workflows.engine.instances.pages`): the status (first page of the timeline), a page of
+the timeline, a page of the history.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ from typing import Any
 
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.engine.clock import SystemClock
-from lambda_workflows.engine.journal import Journal
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.replay import Completed, Replay
+from lambda_workflows.engine.replay.core import Completed, Replay
+from lambda_workflows.engine.replay.journal import Journal
 from lambda_workflows.testing import WorkflowTestEnv
 
 

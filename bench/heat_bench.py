@@ -42,7 +42,9 @@ from typing import Any
 
 from lambda_workflows.aws.dynamodb import DynamoStore
 from lambda_workflows.aws.shards import INDEX_SHARDS
-from lambda_workflows.engine import recovery
+from lambda_workflows.engine.instances import recovery
+from lambda_workflows.engine.instances.recovery import DUE_SHARDS, QUEUE_GRACE
+from lambda_workflows.engine.instances.transitions import Finish, Wait
 from lambda_workflows.engine.model import (
     EntryKind,
     InstanceRecord,
@@ -50,8 +52,6 @@ from lambda_workflows.engine.model import (
     InstanceStatus,
     JournalEntry,
 )
-from lambda_workflows.engine.recovery import DUE_SHARDS, QUEUE_GRACE
-from lambda_workflows.engine.transitions import Finish, Wait
 from lambda_workflows.testing import VirtualClock
 
 TARGET = 10_000  # instance transitions per virtual second, in one workflow

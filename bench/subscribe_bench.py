@@ -8,8 +8,8 @@ client, the CLI and the dashboard ask), so three a minute. Each one costs:
 - a Lambda invocation of ApiFunction (256 MB, arm64) billed for its wall time, which is the
   wait: a waiting Lambda bills every millisecond it waits;
 - the reads of the instance while it waits: one strongly consistent Query of its partition
-  every second (:data:`~lambda_workflows.engine.subscription.POLL_INTERVAL`), each costing one
-  read request unit per 4 KB of the partition (items, journal, events).
+  every second (:data:`~lambda_workflows.engine.instances.subscription.POLL_INTERVAL`), each costing
+  one read request unit per 4 KB of the partition (items, journal, events).
 
 Measured here, through the real ApiFunction handler on moto: the DynamoDB calls one long poll
 makes (counted with a botocore hook: only Query, no write), and the partition's size, for an
@@ -30,8 +30,8 @@ from typing import Any
 
 from bench.prices import price
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from lambda_workflows.engine.clients import SUBSCRIBE_WAIT
-from lambda_workflows.engine.subscription import POLL_INTERVAL
+from lambda_workflows.engine.instances.clients import SUBSCRIBE_WAIT
+from lambda_workflows.engine.instances.subscription import POLL_INTERVAL
 from lambda_workflows.entrypoints import api as api_function
 from lambda_workflows.testing import WorkflowTestEnv
 

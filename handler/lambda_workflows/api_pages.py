@@ -1,11 +1,11 @@
 """Reading the HTTP API's paged answers whole: an instance with every step, its whole history.
 
-The API bounds each answer (see :mod:`lambda_workflows.engine.pages`): ``GET …/instances/{id}``
-carries the first page of the step timeline, with ``steps_total`` and ``steps_cursor`` when
-there are more rows, and ``GET …/history`` one page of the history, with ``cursor`` when there
-is a next one. These functions follow the cursors and put the pages end to end, so a client
-gets what an unpaged answer would have been: the instance's answer with every row (and no
-``steps_total``/``steps_cursor``), or the history in the export format (and no ``cursor``).
+The API bounds each answer (see :mod:`lambda_workflows.engine.instances.pages`): ``GET
+…/instances/{id}`` carries the first page of the step timeline, with ``steps_total`` and
+``steps_cursor`` when there are more rows, and ``GET …/history`` one page of the history, with
+``cursor`` when there is a next one. These functions follow the cursors and put the pages end to
+end, so a client gets what an unpaged answer would have been: the instance's answer with every row
+(and no ``steps_total``/``steps_cursor``), or the history in the export format (and no ``cursor``).
 
 They call ``fetch(segments, query)``: a GET of the path ``segments`` under the instance's own
 (``()`` for the instance, ``("steps",)``, ``("history",)``) with ``query``, giving the decoded
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .engine.pages import MAX_PAGE
+from lambda_workflows.engine.instances.pages import MAX_PAGE
 
 __all__ = ["Fetch", "whole_history", "whole_instance"]
 

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import os
 
-from .engine.clients import InstanceApi, WorkflowClient, WorkflowInstance
+from lambda_workflows.engine.instances.clients import InstanceApi, WorkflowClient, WorkflowInstance
+
 from .engine.errors import ConfigurationError
 from .http_service import HttpInstanceService
 from .remote import URL_VARIABLE, HttpApi

@@ -1,12 +1,12 @@
 """The instance API over HTTP: what the client's HTTP mode works through.
 
 :class:`HttpInstanceService` answers the calls a client makes of
-:class:`~lambda_workflows.engine.service.InstanceService` (see
-:class:`~lambda_workflows.engine.clients.InstanceApi`) by calling the HTTP API — ``lambda-workflows
-dev``, or a deployed stack's API signed with SigV4 — through
-:class:`~lambda_workflows.remote.HttpApi`. Answers
-are rebuilt into the engine's types and error answers into the engine's exceptions, so code
-written against the direct mode runs unchanged against a URL:
+:class:`~lambda_workflows.engine.instances.service.InstanceService` (see
+:class:`~lambda_workflows.engine.instances.clients.InstanceApi`) by calling the HTTP API —
+``lambda-workflows dev``, or a deployed stack's API signed with SigV4 — through
+:class:`~lambda_workflows.remote.HttpApi`. Answers are rebuilt into the engine's types and error
+answers into the engine's exceptions, so code written against the direct mode runs unchanged against
+a URL:
 
 =============================================  ==================================================
 the API answers                                raised here
@@ -40,10 +40,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from lambda_workflows.engine.instances.batch_forms import BatchBody
+from lambda_workflows.engine.instances.deletion import DeleteBatchResult, check_delete_batch
+from lambda_workflows.engine.instances.history import History
+from lambda_workflows.engine.instances.pages import STEPS_PAGE, HistoryPage, StepPage, check_limit
+from lambda_workflows.engine.instances.ports import InstancePage
+from lambda_workflows.engine.instances.recorded_steps import StepOutput, StepSelector
+from lambda_workflows.engine.instances.service import BatchResult
+from lambda_workflows.engine.instances.subscription import SubscriptionPage, check_types, check_wait
+
 from .api_pages import Fetch, whole_history, whole_instance
 from .engine import codec
-from .engine.batch_forms import BatchBody
-from .engine.deletion import DeleteBatchResult, check_delete_batch
 from .engine.errors import (
     ConcurrentModification,
     ConfigurationError,
@@ -57,14 +64,8 @@ from .engine.errors import (
     UnknownWorkflow,
     WorkflowError,
 )
-from .engine.history import History
 from .engine.limits import check_id
 from .engine.model import InstanceRecord, InstanceRef, InstanceStatus, InstanceStatusView
-from .engine.pages import STEPS_PAGE, HistoryPage, StepPage, check_limit
-from .engine.ports import InstancePage
-from .engine.recorded_steps import StepOutput, StepSelector
-from .engine.service import BatchResult
-from .engine.subscription import SubscriptionPage, check_types, check_wait
 from .remote import ApiError, ApiUnreachable, HttpApi, NoCredentials
 
 __all__ = ["ApiUnavailable", "HttpInstanceService", "RemoteInstance", "UnexpectedAnswer"]

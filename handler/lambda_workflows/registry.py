@@ -99,7 +99,7 @@ def check_versions(registry: Registry) -> Registry:
 
 def check_schedules(registry: Registry) -> Registry:
     """``registry`` once every class's ``schedules`` are valid EventBridge Scheduler
-    expressions (see :mod:`lambda_workflows.engine.schedules`).
+    expressions (see :mod:`lambda_workflows.engine.instances.schedules`).
 
     Raises:
         InvalidSchedule: naming the workflow and the schedule, with the syntax to write.
@@ -109,7 +109,7 @@ def check_schedules(registry: Registry) -> Registry:
         return registry
     # Imported here: the schedules' parser (and its cron engine) is a few milliseconds of
     # every cold start, and a deployment whose workflows declare no schedule never uses it.
-    from .engine.schedules import InvalidSchedule, schedules_of
+    from lambda_workflows.engine.instances.schedules import InvalidSchedule, schedules_of
 
     for key, cls in declaring.items():
         try:

@@ -64,7 +64,7 @@ from lambda_workflows._testkit.backends import Crash, WakeUp
 from lambda_workflows._testkit.clock import VirtualClock
 from lambda_workflows._testkit.env import WorkflowTestEnv
 from lambda_workflows._testkit.handles import TestInstance, TestWorkflow
-from lambda_workflows.engine.replayer import (
+from lambda_workflows.engine.instances.replayer import (
     Divergence,
     ReplayDivergence,
     Replayer,

@@ -22,7 +22,7 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 
 from lambda_workflows import NonRetryableError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.aws.eventbridge import EventBridgePublisher
-from lambda_workflows.engine.lifecycle import SOURCE
+from lambda_workflows.engine.instances.lifecycle import SOURCE
 from lambda_workflows.entrypoints.lifecycle import make_handler
 from lambda_workflows.infra.template import load_template, resource
 from lambda_workflows.local.embedded import LambdaContext

@@ -15,10 +15,10 @@ from lambda_workflows.aws.cursors import MAX_CURSOR
 from lambda_workflows.aws.dynamodb import DynamoStore
 from lambda_workflows.aws.items import created_sort_key
 from lambda_workflows.aws.shards import index_shard
+from lambda_workflows.engine.instances.recovery import QUEUE_GRACE
+from lambda_workflows.engine.instances.service import InstanceService
+from lambda_workflows.engine.instances.transitions import Finish
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
-from lambda_workflows.engine.recovery import QUEUE_GRACE
-from lambda_workflows.engine.service import InstanceService
-from lambda_workflows.engine.transitions import Finish
 from lambda_workflows.testing import WorkflowTestEnv
 
 from .conftest import SHARDS

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from selenium.webdriver.common.keys import Keys
 
-from lambda_workflows.engine import census
+from lambda_workflows.engine.instances import census
 
 from .browser import PHONE, Browser
 from .conftest import DevApi

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from lambda_workflows import InstanceNotFound, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from lambda_workflows.engine.children import child_id
 from lambda_workflows.engine.errors import InfrastructureError
 from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.engine.replay.child_steps import child_id
 from tests.aws_faults import Faults
 
 from .test_costs import count_calls

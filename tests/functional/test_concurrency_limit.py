@@ -17,11 +17,11 @@ import pytest
 
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.aws.sqs import parse_work_message
-from lambda_workflows.engine.advance import Runner
 from lambda_workflows.engine.errors import InvalidWorkflowError
+from lambda_workflows.engine.instances.advance import Runner
+from lambda_workflows.engine.instances.recovery import QUEUE_GRACE, SWEEP_MARGIN
+from lambda_workflows.engine.instances.slots import line_key
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
-from lambda_workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
-from lambda_workflows.engine.slots import line_key
 from lambda_workflows.engine.versions import PARK_RETRY_SECONDS
 from lambda_workflows.testing import Crash, WorkflowTestEnv
 from tests.aws_faults import Faults
@@ -430,7 +430,7 @@ def test_a_slot_acquire_and_release_cost_a_fixed_number_of_calls(aws_env: Any) -
     # the line, grant), runs, and hands the slot to b (read the line, hand over, post b). A
     # limited instance is leased before it is loaded, then looks at its lease again before its
     # step (a renewal); the plain instance's lease, taken right before its step, is that look
-    # (lambda_workflows.engine.lazy_lease): a refused lease and the renewal more
+    # (lambda_workflows.engine.instances.lazy_lease): a refused lease and the renewal more
     acquire_and_hand_over = _calls_of_one_invocation(env, solo)
     acquire_and_hand_over.subtract(plain_calls)
     assert +acquire_and_hand_over == Counter(

@@ -55,7 +55,7 @@ def test_a_day_of_sleep_is_counted_call_by_call() -> None:
     run = measure(Nap, "nap-test")
     # create (put, a direct invoke of the runner); invocation 1: load, the sleep's entry, its
     # schedule, wait; invocation 2 (the schedule fired): load, end. Neither runs step code, so
-    # neither takes the lease (lambda_workflows.engine.lazy_lease)
+    # neither takes the lease (lambda_workflows.engine.instances.lazy_lease)
     assert run.meter.calls == Counter(
         {
             "dynamodb.PutItem": 2,

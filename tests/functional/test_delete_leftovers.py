@@ -19,10 +19,10 @@ import pytest
 
 from lambda_workflows import InstanceNotFound, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.aws import deletes
-from lambda_workflows.engine.deletion import SETTLE_SECONDS
 from lambda_workflows.engine.errors import InfrastructureError
+from lambda_workflows.engine.instances.deletion import SETTLE_SECONDS
+from lambda_workflows.engine.instances.recovery import SWEEP_MARGIN
 from lambda_workflows.engine.model import EntryKind, InstanceRef, JournalEntry
-from lambda_workflows.engine.recovery import SWEEP_MARGIN
 from lambda_workflows.testing import WorkflowTestEnv
 from tests.aws_faults import Faults
 

@@ -10,9 +10,9 @@ import pytest
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.aws.dynamodb import DynamoStore
 from lambda_workflows.engine.errors import StorageError
+from lambda_workflows.engine.instances.recovery import SWEEP_MARGIN
+from lambda_workflows.engine.instances.service import InstanceService
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.recovery import SWEEP_MARGIN
-from lambda_workflows.engine.service import InstanceService
 from lambda_workflows.entrypoints import sweep
 from lambda_workflows.testing import VirtualClock, WorkflowTestEnv
 from tests.aws_faults import Faults

@@ -11,8 +11,8 @@ import pytest
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.aws.instance_listing import LEGACY_INDEX
 from lambda_workflows.aws.tombstones import DELETED_SHARDS
+from lambda_workflows.engine.instances.recovery import DUE_SHARDS, SWEEP_MARGIN
 from lambda_workflows.engine.model import EntryKind, InstanceRef
-from lambda_workflows.engine.recovery import DUE_SHARDS, SWEEP_MARGIN
 from lambda_workflows.entrypoints import sweep
 from tests.aws_faults import Faults
 

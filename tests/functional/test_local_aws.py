@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from lambda_workflows.engine.instances.transitions import Change
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.transitions import Change
 
 from .workflows_under_test import ThreeSteps
 

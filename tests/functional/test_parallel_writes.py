@@ -15,8 +15,8 @@ import pytest
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.aws.dynamodb import DynamoStore
 from lambda_workflows.engine import codec
-from lambda_workflows.engine.journal import step_key
 from lambda_workflows.engine.model import EntryKind, InstanceRef, JournalEntry
+from lambda_workflows.engine.replay.journal import step_key
 from lambda_workflows.testing import Crash
 from tests.aws_faults import Faults
 

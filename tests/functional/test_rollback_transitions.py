@@ -1,5 +1,6 @@
-"""The rollback transitions of the instance state machine (lambda_workflows.engine.transitions):
-StartRollback, EndRollback and TerminateWithRollback, legal and illegal, on both stores, and
+"""The rollback transitions of the instance state machine
+(lambda_workflows.engine.instances.transitions): StartRollback, EndRollback and
+TerminateWithRollback, legal and illegal, on both stores, and
 the instance's rollback persisted as written."""
 
 from __future__ import annotations
@@ -7,6 +8,11 @@ from __future__ import annotations
 import pytest
 
 from lambda_workflows.engine.errors import InvalidTransition
+from lambda_workflows.engine.instances.transitions import (
+    EndRollback,
+    StartRollback,
+    TerminateWithRollback,
+)
 from lambda_workflows.engine.model import (
     ErrorInfo,
     FailedStep,
@@ -14,7 +20,6 @@ from lambda_workflows.engine.model import (
     RollbackInfo,
     RollbackStatus,
 )
-from lambda_workflows.engine.transitions import EndRollback, StartRollback, TerminateWithRollback
 from lambda_workflows.testing import WorkflowTestEnv
 
 from .test_transitions import ALL, FINISHED, RETENTION, S, env, in_status, now

@@ -13,7 +13,7 @@ import pytest
 
 from lambda_workflows import WorkflowEntrypoint
 from lambda_workflows.aws.recurring import RECURRING_PREFIX
-from lambda_workflows.engine.schedules import schedules_of
+from lambda_workflows.engine.instances.schedules import schedules_of
 from lambda_workflows.entrypoints import sweep
 from lambda_workflows.testing import WorkflowTestEnv
 from tests.aws_faults import Faults

@@ -9,9 +9,10 @@ from typing import Any
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.aws.firings import DynamoFiringLedger
 from lambda_workflows.aws.slots import DynamoSlots
-from lambda_workflows.engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
+from lambda_workflows.engine.instances.service import InstanceService
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.service import InstanceService
+from lambda_workflows.memory.queue import MemoryQueue, MemoryScheduler
+from lambda_workflows.memory.store import MemoryStore
 from lambda_workflows.testing import VirtualClock, WorkflowTestEnv
 
 

@@ -1,4 +1,5 @@
-"""The instance state machine (lambda_workflows.engine.transitions), one test per transition, legal
+"""The instance state machine (lambda_workflows.engine.instances.transitions), one test per
+transition, legal
 and illegal, on both stores: the in-memory one and DynamoDB on moto."""
 
 from __future__ import annotations
@@ -10,6 +11,14 @@ import pytest
 
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.engine.errors import InstanceAlreadyExists, InvalidTransition
+from lambda_workflows.engine.instances.transitions import (
+    Finish,
+    Pause,
+    Settle,
+    Transition,
+    Wait,
+    Yield,
+)
 from lambda_workflows.engine.model import (
     ErrorInfo,
     EventRecord,
@@ -17,7 +26,6 @@ from lambda_workflows.engine.model import (
     InstanceStatus,
     event_id,
 )
-from lambda_workflows.engine.transitions import Finish, Pause, Settle, Transition, Wait, Yield
 from lambda_workflows.testing import WorkflowTestEnv
 
 S = InstanceStatus

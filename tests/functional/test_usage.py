@@ -91,7 +91,8 @@ def test_an_event_counts_the_items_of_its_transaction(backend: str) -> None:
         status = inst.status()
         assert status.output == {"by": "ana"}
         # create, lease (the step), wait, finish = 4 item writes (the event's replay runs no
-        # step code: no lease, lambda_workflows.engine.lazy_lease); the event's transaction:
+        # step code: no lease, lambda_workflows.engine.instances.lazy_lease); the event's
+        # transaction:
         # the instance item, the event, its key's marker = 3; journal: ask, approval,
         # delivery = 3
         assert status.usage == InstanceUsage(writes=10, reads=2, invocations=2, schedules=1)

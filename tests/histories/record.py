@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from lambda_workflows.engine.history import dumps, history_of
+from lambda_workflows.engine.instances.history import dumps, history_of
 from lambda_workflows.examples import GOOD_WORKFLOWS
 from lambda_workflows.examples._fakes import example_env
 from lambda_workflows.examples.showcase import SHOWCASE_WORKFLOWS

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from lambda_workflows import WorkflowEvent, WorkflowStep
-from lambda_workflows.engine.history import load
+from lambda_workflows.engine.instances.history import load
 from lambda_workflows.examples.showcase import SubscriptionWorkflow
 from lambda_workflows.testing import Replayer, StepCall
 

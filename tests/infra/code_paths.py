@@ -44,22 +44,22 @@ PUBLISHER_SERVICES = {
 }
 # The classes the runtime wires together, by the attribute (or accessor) code reaches them by.
 COMPONENTS = {
-    "service": ("engine/service.py", "InstanceService"),
-    "creation": ("engine/creation.py", "InstanceCreation"),  # InstanceService.creation
-    "commands": ("engine/commands.py", "InstanceCommands"),  # InstanceService.commands
-    "queries": ("engine/queries.py", "InstanceQueries"),  # InstanceService.queries
+    "service": ("engine/instances/service.py", "InstanceService"),
+    "creation": ("engine/instances/creation.py", "InstanceCreation"),  # InstanceService.creation
+    "commands": ("engine/instances/commands.py", "InstanceCommands"),  # InstanceService.commands
+    "queries": ("engine/instances/queries.py", "InstanceQueries"),  # InstanceService.queries
     "store": ("aws/dynamodb.py", "DynamoStore"),
     "queue": ("aws/sqs.py", "SqsWorkQueue"),
     "direct": ("aws/runner_invoke.py", "RunnerInvokes"),  # SqsWorkQueue.direct
     "scheduler": ("aws/scheduler.py", "SchedulerWakeUps"),  # InstanceService.scheduler
     "wakeups": ("aws/scheduler.py", "SchedulerWakeUps"),  # AwsRuntime.wakeups
     "recurring": ("aws/recurring.py", "RecurringSchedules"),  # the sweep's reconciliation
-    "slots": ("engine/slots.py", "SlotGate"),  # InstanceService.slots, Runner.slots
+    "slots": ("engine/instances/slots.py", "SlotGate"),  # InstanceService.slots, Runner.slots
     "slot_items": ("aws/slots.py", "DynamoSlots"),  # SlotGate.slot_items
     "slot_store": ("aws/slots.py", "DynamoSlots"),  # AwsRuntime.slot_store
     "listing_indexes": ("aws/instance_listing.py", "ListingIndexes"),  # DynamoStore's
     "reaper": ("aws/reaper.py", "ExpiredInstanceReaper"),  # the sweep's stream records
-    "firings": ("engine/firing_recovery.py", "FiringRecovery"),  # the sweep's lost firings
+    "firings": ("engine/instances/firing_recovery.py", "FiringRecovery"),  # the sweep's lost firings
     "ledger": ("aws/firings.py", "DynamoFiringLedger"),  # FiringRecovery.ledger
     "schedule_store": ("aws/firings.py", "DynamoFiringLedger"),  # AwsRuntime.schedule_store
     "deletes": ("aws/deletes.py", "InstanceDeletes"),  # DynamoStore.deletes
@@ -189,7 +189,8 @@ def _definitions(module: str) -> dict[str, ast.AST]:
 
 def _forwarded(node: ast.AST) -> tuple[str, str] | None:
     """``("queries", "status")`` for a facade's ``status = forward("queries",
-    InstanceQueries.status)`` (lambda_workflows.engine.forwarding); None for anything else."""
+    InstanceQueries.status)`` (lambda_workflows.engine.instances.forwarding); None for anything
+    else."""
     if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
         return None
     call = node.value

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lambda_workflows.engine.lifecycle import SOURCE
+from lambda_workflows.engine.instances.lifecycle import SOURCE
 from lambda_workflows.infra.template import load_template, resources_of_type
 
 from .code_paths import all_adapter_actions, module_actions, needed_by

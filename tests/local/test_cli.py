@@ -28,7 +28,7 @@ import pytest
 
 from lambda_workflows.cli import main
 from lambda_workflows.cli.console import Console
-from lambda_workflows.engine import census
+from lambda_workflows.engine.instances import census
 from lambda_workflows.examples import EXAMPLES
 from lambda_workflows.remote import HttpApi
 from lambda_workflows.testing import WorkflowTestEnv

@@ -33,9 +33,9 @@ from lambda_workflows import (
 from lambda_workflows.aws.runtime import get_runtime
 from lambda_workflows.client import WorkflowInstance
 from lambda_workflows.engine.errors import ConfigurationError, InfrastructureError
+from lambda_workflows.engine.instances.ports import InstancePage
+from lambda_workflows.engine.instances.service import InstanceService
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef
-from lambda_workflows.engine.ports import InstancePage
-from lambda_workflows.engine.service import InstanceService
 from lambda_workflows.http_service import ApiUnavailable, HttpInstanceService
 from lambda_workflows.local.runtime import LocalRuntime
 from lambda_workflows.remote import URL_VARIABLE

@@ -12,7 +12,7 @@ import pytest
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
 
 from lambda_workflows import InstanceNotFound, InvalidInput, StepNotFound
-from lambda_workflows.engine.recorded_steps import StepOutput
+from lambda_workflows.engine.instances.recorded_steps import StepOutput
 from lambda_workflows.local.runtime import LocalRuntime
 from tests.functional.workflows_under_test import Lifecycle
 

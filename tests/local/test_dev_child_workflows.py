@@ -53,7 +53,7 @@ def test_a_parent_gets_its_childs_output_and_they_link_each_other(
     # the parent ran twice: at its start, and when the child's end woke it; never to look at
     # the child. Neither pass ran step code of its own (starting a child and reading its
     # output only record), so neither took the lease: no "running" line
-    # (lambda_workflows.engine.lazy_lease)
+    # (lambda_workflows.engine.instances.lazy_lease)
     assert parent["usage"]["invocations"] == 2, parent["usage"]
     assert not any(line.endswith("order/o-1 -> running") for line in lines), lines
 

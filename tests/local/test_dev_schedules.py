@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from lambda_workflows import WorkflowEntrypoint
-from lambda_workflows.engine.schedules import Schedule, firing_id
+from lambda_workflows.engine.instances.schedules import Schedule, firing_id
 from lambda_workflows.local.runtime import LocalRuntime
 
 from .devserver import call, serving

@@ -23,9 +23,9 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "LambdaWorkflows")
 from lambda_workflows import Workflow
 from lambda_workflows.cli import main
 from lambda_workflows.cli.console import Console
+from lambda_workflows.engine.instances.pages import StepPage
+from lambda_workflows.engine.instances.service import InstanceService
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.pages import StepPage
-from lambda_workflows.engine.service import InstanceService
 from lambda_workflows.http_service import HttpInstanceService
 from lambda_workflows.local.runtime import LocalRuntime
 from lambda_workflows.remote import Answer, HttpApi

@@ -22,8 +22,8 @@ import threading
 from collections import Counter
 from typing import Any
 
-from lambda_workflows.engine.firing_recovery import FIRING_GRACE
-from lambda_workflows.engine.schedules import Schedule, firing_id, scheduled_time
+from lambda_workflows.engine.instances.firing_recovery import FIRING_GRACE
+from lambda_workflows.engine.instances.schedules import Schedule, firing_id, scheduled_time
 from lambda_workflows.local.embedded import scheduler_input
 from lambda_workflows.observability import metrics
 from lambda_workflows.testing import Crash

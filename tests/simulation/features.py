@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lambda_workflows.engine.errors import TERMINATED_WITH_ROLLBACK
-from lambda_workflows.engine.journal import delivery_key, step_key
+from lambda_workflows.engine.replay.journal import delivery_key, step_key
 
 from .model import Expected, expect_instance, rollbacks, step_of
 from .outcome import InstanceOutcome, RunResult

@@ -21,7 +21,8 @@ from typing import Any
 
 from lambda_workflows.engine import codec
 from lambda_workflows.engine.config import RetryConfig
-from lambda_workflows.engine.journal import (
+from lambda_workflows.engine.model import EntryKind, EventRecord, JournalEntry
+from lambda_workflows.engine.replay.journal import (
     NEST,
     UNIT,
     attempt_key,
@@ -29,7 +30,6 @@ from lambda_workflows.engine.journal import (
     rollback_key,
     step_key,
 )
-from lambda_workflows.engine.model import EntryKind, EventRecord, JournalEntry
 
 from .program import Child, Do, Gather, Program, Sleep, Step, Wait
 from .workflows import failure, result_value, undo_failure

@@ -16,8 +16,8 @@ from typing import Any
 
 from lambda_workflows.aws import items as it
 from lambda_workflows.engine import codec
-from lambda_workflows.engine.children import child_of
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef
+from lambda_workflows.engine.replay.child_steps import child_of
 
 from .faults import Call, Fault
 from .model import canonical_journal

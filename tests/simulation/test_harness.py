@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lambda_workflows.engine.journal import attempt_key, delivery_key, rollback_key, step_key
+from lambda_workflows.engine.replay.journal import attempt_key, delivery_key, rollback_key, step_key
 
 from . import invariants
 from .chaos import minimize, random_script, split

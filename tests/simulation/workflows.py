@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from lambda_workflows import NonRetryableError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.engine.errors import StepFailedError, WorkflowTimeoutError
 from lambda_workflows.engine.frozen import thaw
-from lambda_workflows.engine.operations.base import current_step
+from lambda_workflows.engine.replay.operations.base import current_step
 
 from .program import (
     CHILD,

@@ -28,8 +28,8 @@ from lambda_workflows.aws.items import INSTANCE_SK, instance_pk
 from lambda_workflows.aws.recurring import RECURRING_PREFIX, SCHEDULED_TIME, RecurringSchedules
 from lambda_workflows.aws.runtime import LAMBDA_RUNNER, AwsRuntime, build_runtime
 from lambda_workflows.aws.sqs import parse_work_message
-from lambda_workflows.engine.firing_recovery import FiringRecovery
-from lambda_workflows.engine.schedules import Schedule, scheduled_time
+from lambda_workflows.engine.instances.firing_recovery import FiringRecovery
+from lambda_workflows.engine.instances.schedules import Schedule, scheduled_time
 from lambda_workflows.local.embedded import TEST_RUNNER, EmbeddedAws
 from lambda_workflows.testing import VirtualClock
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from lambda_workflows import WorkflowEntrypoint
-from lambda_workflows.engine.advance import RunnerSettings
+from lambda_workflows.engine.instances.advance import RunnerSettings
 from lambda_workflows.testing import WorkflowTestEnv
 
 BACKENDS = ("memory", "aws")

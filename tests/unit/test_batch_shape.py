@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from lambda_workflows.engine.batch_forms import (
+from lambda_workflows.engine.errors import InvalidInput
+from lambda_workflows.engine.instances.batch_forms import (
     CREATE_BATCH,
     DELETE_BATCH,
     MAX_BATCH,
     check_batch,
     read_batch,
 )
-from lambda_workflows.engine.deletion import MAX_DELETE_BATCH, check_delete_batch
-from lambda_workflows.engine.errors import InvalidInput
+from lambda_workflows.engine.instances.deletion import MAX_DELETE_BATCH, check_delete_batch
 
 
 @pytest.mark.parametrize("shape", [CREATE_BATCH, DELETE_BATCH])

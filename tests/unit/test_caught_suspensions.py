@@ -27,7 +27,7 @@ from lambda_workflows import (
     WorkflowEvent,
     WorkflowStep,
 )
-from lambda_workflows.engine.advance import RunnerSettings
+from lambda_workflows.engine.instances.advance import RunnerSettings
 from lambda_workflows.engine.model import EntryKind, InstanceStatusView
 from lambda_workflows.testing import TestInstance, WorkflowTestEnv
 

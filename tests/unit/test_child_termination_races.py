@@ -17,6 +17,7 @@ import pytest
 
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.engine.errors import InstanceAlreadyExists
+from lambda_workflows.engine.instances.ports import WorkQueue
 from lambda_workflows.engine.model import (
     EntryKind,
     InstanceRecord,
@@ -26,7 +27,6 @@ from lambda_workflows.engine.model import (
     ParentRef,
     first_generation,
 )
-from lambda_workflows.engine.ports import WorkQueue
 from lambda_workflows.engine.step import StepContext
 from lambda_workflows.testing import Crash, TestInstance, WorkflowTestEnv
 

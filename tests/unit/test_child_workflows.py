@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from lambda_workflows import NonRetryableError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from lambda_workflows.engine.children import child_id
 from lambda_workflows.engine.errors import InvalidStepError, StepFailedError
 from lambda_workflows.engine.limits import ID_PATTERN, MAX_ID
 from lambda_workflows.engine.model import InstanceRef
+from lambda_workflows.engine.replay.child_steps import child_id
 from lambda_workflows.testing import Replayer
 
 from .backends import EnvFactory

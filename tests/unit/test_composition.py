@@ -113,9 +113,9 @@ def test_a_module_name_says_its_role_once() -> None:
     # engine's advance (runner.py), the step timeline and its text (timeline.py), the embedded
     # AWS and the adapters (local/aws.py reads like lambda_workflows.aws).
     names = {str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")}
-    assert {"entrypoints/runner.py", "engine/advance.py"} <= names
-    assert "engine/runner.py" not in names
-    assert {"engine/timeline.py", "text_timeline.py"} <= names and "timeline.py" not in names
+    assert {"entrypoints/runner.py", "engine/instances/advance.py"} <= names
+    assert "engine/instances/runner.py" not in names
+    assert {"engine/instances/timeline.py", "text_timeline.py"} <= names and "timeline.py" not in names
     assert "local/embedded.py" in names and "local/aws.py" not in names
     from lambda_workflows.entrypoints import api_models
 

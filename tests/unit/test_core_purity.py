@@ -35,7 +35,8 @@ def test_no_module_of_the_engine_imports_boto3() -> None:
 
 def test_importing_the_engine_and_test_kit_does_not_load_boto3() -> None:
     code = (
-        "import sys, lambda_workflows, lambda_workflows.testing, lambda_workflows.engine.advance;"
+        "import sys, lambda_workflows, lambda_workflows.testing,"
+        " lambda_workflows.engine.instances.advance;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('boto3','botocore','moto')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

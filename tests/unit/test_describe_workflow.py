@@ -1,6 +1,6 @@
 """``describe``: a registered workflow's class, the first paragraph of its docstring, and how
 many of its instances have each status (counted from one walk of the workflow's listing, bounded:
-see lambda_workflows.engine.census)."""
+see lambda_workflows.engine.instances.census)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lambda_workflows import UnknownWorkflow, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from lambda_workflows.engine import census
+from lambda_workflows.engine.instances import census
 from lambda_workflows.engine.model import InstanceStatus
 
 from .backends import EnvFactory

@@ -15,14 +15,14 @@ from typing import Any, ClassVar
 import pytest
 
 from lambda_workflows import WorkflowEntrypoint
-from lambda_workflows.engine.firing_recovery import (
+from lambda_workflows.engine.instances.firing_recovery import (
     FIRING_GRACE,
     FiringRecovery,
     FiringWatermarks,
     declared_series,
 )
-from lambda_workflows.engine.memory_schedules import MemoryFiringLedger
-from lambda_workflows.engine.schedules import schedules_of
+from lambda_workflows.engine.instances.schedules import schedules_of
+from lambda_workflows.memory.schedules import MemoryFiringLedger
 from lambda_workflows.testing import WorkflowTestEnv
 
 START = datetime(2025, 1, 1, tzinfo=UTC)

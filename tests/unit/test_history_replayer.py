@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lambda_workflows import NonDeterminismError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from lambda_workflows.engine.history import History, HistoryFormatError, dumps, history_of
+from lambda_workflows.engine.instances.history import History, HistoryFormatError, dumps, history_of
 from lambda_workflows.testing import ReplayDivergence, Replayer, StepCall, WorkflowTestEnv
 
 calls: Counter[str] = Counter()

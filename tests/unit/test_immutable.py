@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from lambda_workflows.engine.immutable import immutable
+from lambda_workflows.engine.instances.transitions import KEEP, Change
 from lambda_workflows.engine.model import (
     EntryKind,
     InstanceRecord,
@@ -18,7 +19,6 @@ from lambda_workflows.engine.model import (
     InstanceStatus,
     JournalEntry,
 )
-from lambda_workflows.engine.transitions import KEEP, Change
 
 
 @immutable

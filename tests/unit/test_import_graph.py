@@ -42,15 +42,15 @@ EVERYWHERE = (
 )
 # The replay engine: only the runner advances instances.
 REPLAY = (
-    "lambda_workflows.engine.advance",
-    "lambda_workflows.engine.replay",
-    "lambda_workflows.engine.replay_outcome",
-    "lambda_workflows.engine.step_tasks",
-    "lambda_workflows.engine.operations",
+    "lambda_workflows.engine.instances.advance",
+    "lambda_workflows.engine.replay.core",
+    "lambda_workflows.engine.replay.replay_outcome",
+    "lambda_workflows.engine.replay.step_tasks",
+    "lambda_workflows.engine.replay.operations",
 )
 # The instance API, its HTTP models and the validation behind them.
 INSTANCE_API = (
-    "lambda_workflows.engine.service",
+    "lambda_workflows.engine.instances.service",
     "lambda_workflows.entrypoints.api_models",
     "aws_lambda_powertools.event_handler",
     "pydantic",
@@ -58,15 +58,19 @@ INSTANCE_API = (
 )
 # The instance service's parts: loaded with it (writes: creation, commands; reads: queries).
 SERVICE_PARTS = (
-    "lambda_workflows.engine.creation",
-    "lambda_workflows.engine.commands",
-    "lambda_workflows.engine.queries",
+    "lambda_workflows.engine.instances.creation",
+    "lambda_workflows.engine.instances.commands",
+    "lambda_workflows.engine.instances.queries",
 )
 # Recurring schedules' parser and cron engine: loaded when a registered workflow declares
 # schedules (and by the sweep, which reconciles them on every run), not otherwise.
-SCHEDULES = ("lambda_workflows.engine.schedules", "lambda_workflows.engine.cron", "zoneinfo")
+SCHEDULES = (
+    "lambda_workflows.engine.instances.schedules",
+    "lambda_workflows.engine.instances.cron",
+    "zoneinfo",
+)
 # The Powertools resolver: loaded by the first request the API's direct path leaves to it.
-RESOLVER = ("lambda_workflows.entrypoints._api_resolver", "lambda_workflows.engine.cron")
+RESOLVER = ("lambda_workflows.entrypoints._api_resolver", "lambda_workflows.engine.instances.cron")
 NOT_LOADED = {
     "lambda_workflows.entrypoints.runner": (*EVERYWHERE, *INSTANCE_API, *SERVICE_PARTS, *SCHEDULES),
     "lambda_workflows.entrypoints.sweep": (*EVERYWHERE, *REPLAY, *INSTANCE_API[1:]),
@@ -214,7 +218,9 @@ def test_the_schedules_parser_loads_only_for_a_workflow_that_declares_schedules(
     plain = loaded_by(SCHEDULED.format(spec="plain=scheduled_app:Plain", handler=module))
     assert offending(plain, SCHEDULES) == []
     scheduled = loaded_by(SCHEDULED.format(spec="report=scheduled_app:Report", handler=module))
-    assert "lambda_workflows.engine.schedules" in scheduled  # its schedules are checked at start
+    assert (
+        "lambda_workflows.engine.instances.schedules" in scheduled
+    )  # its schedules are checked at start
 
 
 def test_a_bad_schedule_still_fails_the_cold_start() -> None:

@@ -1,4 +1,5 @@
-"""Which lifecycle event each move of an instance publishes (lambda_workflows.engine.lifecycle),
+"""Which lifecycle event each move of an instance publishes
+(lambda_workflows.engine.instances.lifecycle),
 and how events are grouped into PutEvents calls (lambda_workflows.aws.eventbridge)."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import json
 import pytest
 
 from lambda_workflows.aws.eventbridge import MAX_ENTRIES, _rounds
-from lambda_workflows.engine.lifecycle import (
+from lambda_workflows.engine.instances.lifecycle import (
     TEXT_LIMIT,
     LifecycleEvent,
     LifecycleType,

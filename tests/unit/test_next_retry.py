@@ -10,7 +10,7 @@ import pytest
 from lambda_workflows.engine.config import StepConfig, parse_config, parse_rollback_config
 from lambda_workflows.engine.errors import NonRetryableError
 from lambda_workflows.engine.model import ErrorInfo
-from lambda_workflows.engine.operations.retries import DELAY_ERROR, Retry, next_retry
+from lambda_workflows.engine.replay.operations.retries import DELAY_ERROR, Retry, next_retry
 from lambda_workflows.engine.step import StepContext, StepIdentity
 
 FAILURE = ErrorInfo("ValueError", "boom")

@@ -14,6 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "handler" / "lambda_workflows"
 MAP = ROOT / "docs" / "architecture.md"
+LAYERS = ("replay", "instances")  # the engine's layers below its vocabulary, a row each
 ROW = re.compile(r"^\| `(?P<package>[a-z_.]+)` \| .* \| (?P<allowed>[^|]*) \|$")
 
 
@@ -33,8 +34,8 @@ def package_of(module: str) -> str:
     parts = module.split(".")[1:]
     if not parts or not (PACKAGE / parts[0]).is_dir():
         return "lambda_workflows"
-    if parts[:2] == ["engine", "operations"]:
-        return "engine.operations"
+    if parts[0] == "engine" and len(parts) > 1 and parts[1] in LAYERS:
+        return f"engine.{parts[1]}"
     return parts[0]
 
 

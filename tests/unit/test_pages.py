@@ -13,7 +13,7 @@ import pytest
 
 from lambda_workflows import InvalidInput
 from lambda_workflows.engine.errors import StaleCursor
-from lambda_workflows.engine.pages import ATTEMPTS_SHOWN, StepPage
+from lambda_workflows.engine.instances.pages import ATTEMPTS_SHOWN, StepPage
 from lambda_workflows.testing import TestInstance, WorkflowTestEnv
 from tests.functional.api.many_steps import FlakySteps, StubbornStep
 

@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 import pytest
 
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from lambda_workflows.engine.advance import RunnerSettings
 from lambda_workflows.engine.errors import InvalidWorkflowError
+from lambda_workflows.engine.instances.advance import RunnerSettings
 from lambda_workflows.engine.model import InstanceRef
 from lambda_workflows.engine.retention import Retention, parse_retention
 from lambda_workflows.testing import WorkflowTestEnv

@@ -11,7 +11,7 @@ import pytest
 
 from lambda_workflows import WorkflowEntrypoint
 from lambda_workflows.engine.errors import ConfigurationError, InvalidInput, InvalidWorkflowError
-from lambda_workflows.engine.schedules import (
+from lambda_workflows.engine.instances.schedules import (
     InvalidSchedule,
     Schedule,
     firing,

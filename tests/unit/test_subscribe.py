@@ -1,8 +1,8 @@
 """``instance.subscribe()`` on the test kit's handle: the history, then live events until the
 instance finishes, in the same order every time; each event's cursor resumes after it.
 
-The events are derived from what is stored (the instance item, the journal, the events sent):
-see ``lambda_workflows.engine.instance_events``.
+The events are derived from what is stored (the instance item, the journal, the events sent): see
+``lambda_workflows.engine.instances.instance_events``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from lambda_workflows import NonRetryableError, WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.engine.errors import InvalidInput
-from lambda_workflows.engine.instance_events import OUTPUT_CAP
+from lambda_workflows.engine.instances.instance_events import OUTPUT_CAP
 
 from .backends import EnvFactory
 

@@ -1,8 +1,8 @@
 """run() cannot swallow the engine's suspension: a sleep inside asyncio.gather(...,
-return_exceptions=True), asyncio.wait, a TaskGroup, asyncio.timeout, a ``finally`` or any
-construct that passes the cancellation on still sleeps, no step after it runs early, and run()
-never holds the suspension as a value (a suspended step parks until the pass ends; see
-lambda_workflows.engine.parking). Catching it and going on errors the instance: see
+return_exceptions=True), asyncio.wait, a TaskGroup, asyncio.timeout, a ``finally`` or any construct
+that passes the cancellation on still sleeps, no step after it runs early, and run() never holds the
+suspension as a value (a suspended step parks until the pass ends; see
+lambda_workflows.engine.replay.parking). Catching it and going on errors the instance: see
 test_caught_suspensions.py."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Sync step callbacks: inline when the step is alone, in worker threads beside other steps, and
-under their timeout either way (see lambda_workflows.engine.callbacks).
+under their timeout either way (see lambda_workflows.engine.replay.callbacks).
 
 Where a callback ran is observed by its thread; an interrupted callback by the lines after the
 interruption that never ran. No test measures a duration.

@@ -9,7 +9,7 @@ import pytest
 
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.engine.errors import ConfigurationError, InvalidWorkflowError
-from lambda_workflows.engine.recovery import SWEEP_MARGIN
+from lambda_workflows.engine.instances.recovery import SWEEP_MARGIN
 from lambda_workflows.engine.versions import PARK_RETRY_SECONDS
 from lambda_workflows.registry import load_workflows
 

@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from lambda_workflows._testkit.clock import VirtualClock
-from lambda_workflows.engine.advance import Runner, RunnerSettings
 from lambda_workflows.engine.entrypoint import Env, WorkflowEntrypoint
 from lambda_workflows.engine.errors import InstanceNotFound, SuspendReason
+from lambda_workflows.engine.instances.advance import Runner, RunnerSettings
+from lambda_workflows.engine.instances.service import InstanceService
 from lambda_workflows.engine.links import LINK_KEY_BYTES, LinkSigner
-from lambda_workflows.engine.memory import MemoryQueue, MemoryScheduler, MemoryStore
-from lambda_workflows.engine.memory_schedules import MemoryRecurring, RecurringFirings
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.service import InstanceService
+from lambda_workflows.memory.queue import MemoryQueue, MemoryScheduler
+from lambda_workflows.memory.schedules import MemoryRecurring, RecurringFirings
+from lambda_workflows.memory.store import MemoryStore
 
 T = TypeVar("T")
 

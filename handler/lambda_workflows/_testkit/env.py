@@ -13,16 +13,16 @@ from lambda_workflows._testkit.backends import AwsBackend, Backend, MemoryBacken
 from lambda_workflows._testkit.clock import VirtualClock
 from lambda_workflows._testkit.handles import TestInstance, TestWorkflow
 from lambda_workflows._testkit.step_mocks import StepMocks
-from lambda_workflows.engine.advance import Runner, RunnerSettings
-from lambda_workflows.engine.approval_links import check_link, use_link
-from lambda_workflows.engine.batch_forms import BatchBody, batch_body
-from lambda_workflows.engine.clients import WorkflowInstance
 from lambda_workflows.engine.entrypoint import Env, WorkflowEntrypoint
 from lambda_workflows.engine.errors import InstanceNotFound, SuspendReason
+from lambda_workflows.engine.instances.advance import Runner, RunnerSettings
+from lambda_workflows.engine.instances.approval_links import check_link, use_link
+from lambda_workflows.engine.instances.batch_forms import BatchBody, batch_body
+from lambda_workflows.engine.instances.clients import WorkflowInstance
+from lambda_workflows.engine.instances.service import BatchResult, InstanceService
 from lambda_workflows.engine.limits import check_id
 from lambda_workflows.engine.links import LINK_PATH, LinkSigner, shown_claims
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.service import BatchResult, InstanceService
 from lambda_workflows.registry import check_schedules, check_versions
 
 
@@ -225,7 +225,7 @@ class WorkflowTestEnv:
     def _schedule_key(self, workflow: str, expression: str | None) -> str | None:
         if expression is None:
             return None
-        from lambda_workflows.engine.schedules import firing_keys, schedules_of
+        from lambda_workflows.engine.instances.schedules import firing_keys, schedules_of
 
         declared = firing_keys(schedules_of(self.workflows[workflow]))
         for schedule, key in declared:

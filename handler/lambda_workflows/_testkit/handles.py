@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from lambda_workflows.engine.batch_forms import BatchBody, batch_body
-from lambda_workflows.engine.clients import WorkflowInstance
-from lambda_workflows.engine.deletion import DeleteBatchResult
+from lambda_workflows.engine.instances.batch_forms import BatchBody, batch_body
+from lambda_workflows.engine.instances.clients import WorkflowInstance
+from lambda_workflows.engine.instances.deletion import DeleteBatchResult
+from lambda_workflows.engine.instances.ports import InstancePage
+from lambda_workflows.engine.instances.service import BatchResult, InstanceService
 from lambda_workflows.engine.model import InstanceRef, JournalEntry
-from lambda_workflows.engine.ports import InstancePage
-from lambda_workflows.engine.service import BatchResult, InstanceService
 
 
 class KitEnv(Protocol):

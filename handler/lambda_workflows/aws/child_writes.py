@@ -1,9 +1,9 @@
 """A child workflow's creation and its parent's wait, in one DynamoDB transaction.
 
 What :meth:`InstanceStore.record_child_wait
-<lambda_workflows.engine.ports.InstanceStore.record_child_wait>` promises (why: see
-:mod:`lambda_workflows.engine.children`): the child exists only if its parent's journal holds
-the wait that names it, and neither is written once the parent moved on (terminated,
+<lambda_workflows.engine.instances.ports.InstanceStore.record_child_wait>` promises (why: see
+:mod:`lambda_workflows.engine.instances.children`): the child exists only if its parent's journal
+holds the wait that names it, and neither is written once the parent moved on (terminated,
 restarted, deleted, rolling back). One ``TransactWriteItems`` does it:
 
 - a ``ConditionCheck`` of the parent's instance item (still this journal generation, not
@@ -60,7 +60,7 @@ class ChildWrites:
         child: InstanceRecord | None,
         now: float,
     ) -> JournalEntry | None:
-        """See :meth:`~lambda_workflows.engine.ports.InstanceStore.record_child_wait`."""
+        """See :meth:`~lambda_workflows.engine.instances.ports.InstanceStore.record_child_wait`."""
         try:
             return self._attempt(parent, generation, wait, child, None, now)
         except _Reborn as deleted:  # the child's id is a deleted instance's: start above it

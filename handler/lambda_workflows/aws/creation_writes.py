@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lambda_workflows.engine.errors import InstanceAlreadyExists
+from lambda_workflows.engine.instances.ports import BatchCreateResult
 from lambda_workflows.engine.model import InstanceRecord
-from lambda_workflows.engine.ports import BatchCreateResult
 
 from . import items as it
 from .boundary import ConditionFailed, conditional, write_once

@@ -1,10 +1,10 @@
 """Listing cursors, signed so that only the cursors the API handed out come back in.
 
 A cursor is sealed as :mod:`lambda_workflows.engine.cursors` says (``base64url(payload) "."
-base64url(HMAC-SHA256(key, payload))``, checked for length, form and signature before its
-JSON is parsed), the payload being a listing's position (a DynamoDB ``LastEvaluatedKey``) or a
-page's (:mod:`lambda_workflows.engine.pages`). So a forged cursor is refused as
-``InvalidInput`` without ever reaching the JSON parser or a Query.
+base64url(HMAC-SHA256(key, payload))``, checked for length, form and signature before its JSON is
+parsed), the payload being a listing's position (a DynamoDB ``LastEvaluatedKey``) or a page's
+(:mod:`lambda_workflows.engine.instances.pages`). So a forged cursor is refused as ``InvalidInput``
+without ever reaching the JSON parser or a Query.
 
 The key comes from the stack without another AWS service or template resource: a random
 32-byte key stored in the instance table itself as one config item (``pk = "C#cursor-key"``,

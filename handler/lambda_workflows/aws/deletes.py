@@ -10,10 +10,10 @@ generation and copies into it. So the tombstone carries what is still owed, and 
 sweep's due index (``due_shard = "deleted#<n>"``) until nothing is:
 
 =============  ==============================================================================
-``cleanup``    meaning
-=============  ==============================================================================
-``owed``       written so, due at once: the partition may still hold the instance's items
-``settling``   cleared once; due :data:`~lambda_workflows.engine.deletion.SETTLE_SECONDS`
+``cleanup``    meaning =============
+============================================================================== ``owed``
+written so, due at once: the partition may still hold the instance's items ``settling``   cleared
+once; due :data:`~lambda_workflows.engine.instances.deletion.SETTLE_SECONDS`
                after the delete, when no writer that loaded the instance before it is left
 (absent)       cleared again after that and off the index: only the tombstone is left
 =============  ==============================================================================
@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lambda_workflows.engine.clock import Clock
 from lambda_workflows.engine.errors import InfrastructureError, StorageError
+from lambda_workflows.engine.instances.ports import CLAIM_SPAN
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef
-from lambda_workflows.engine.ports import CLAIM_SPAN
 
 from . import items as it
 from .boundary import ConditionFailed, call, conditional

@@ -14,9 +14,9 @@ its work to a collaborator, one per responsibility, all on the same client and t
 - :mod:`.deletes`: deleting instances and their cleanup; :mod:`.slots`: concurrency slots.
 
 What makes results exactly-once: a journal entry is written with a conditional put and never
-updated; the first writer wins, always (:mod:`.journal_store`). What makes wake-ups never
-lost: every write to the instance item bumps ``version``, and the runner's writes are
-conditional on the version it loaded (:mod:`.leases`, :mod:`lambda_workflows.engine.advance`).
+updated; the first writer wins, always (:mod:`.journal_store`). What makes wake-ups never lost:
+every write to the instance item bumps ``version``, and the runner's writes are conditional on the
+version it loaded (:mod:`.leases`, :mod:`lambda_workflows.engine.instances.advance`).
 
 Every call goes through one boundary (:mod:`.boundary`): a failed condition (a lost race) is
 handled in place by the collaborator that wrote; every other failure becomes a StorageError,
@@ -31,6 +31,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lambda_workflows.engine.clock import Clock
+from lambda_workflows.engine.instances.ports import BatchCreateResult, InstancePage, InstanceState
+from lambda_workflows.engine.instances.recovery import all_due_shards
+from lambda_workflows.engine.instances.transitions import Change
 from lambda_workflows.engine.model import (
     EventRecord,
     InstanceRecord,
@@ -38,9 +41,6 @@ from lambda_workflows.engine.model import (
     InstanceStatus,
     JournalEntry,
 )
-from lambda_workflows.engine.ports import BatchCreateResult, InstancePage, InstanceState
-from lambda_workflows.engine.recovery import all_due_shards
-from lambda_workflows.engine.transitions import Change
 
 from . import items as it
 from .boundary import call
@@ -68,7 +68,7 @@ T = TypeVar("T")
 
 
 class DynamoStore:
-    """:class:`~lambda_workflows.engine.ports.InstanceStore` on one DynamoDB table.
+    """:class:`~lambda_workflows.engine.instances.ports.InstanceStore` on one DynamoDB table.
 
     Args:
         client: a boto3 DynamoDB client (injected: tests pass one bound to moto).

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from lambda_workflows.engine.clock import Clock
 from lambda_workflows.engine.errors import StorageError
+from lambda_workflows.engine.instances.recovery import due_shard
 from lambda_workflows.engine.model import EventRecord, InstanceRef
-from lambda_workflows.engine.recovery import due_shard
 
 from . import items as it
 from .boundary import ConditionFailed, call, conditional, write_once
@@ -65,7 +65,8 @@ class EventStore:
             "Update": {
                 "TableName": self.table,
                 "Key": it.instance_key(ref, it.INSTANCE_SK),
-                # item_writes: every item of this transaction (see lambda_workflows.engine.usage)
+                # item_writes: every item of this transaction (see
+                # lambda_workflows.engine.instances.usage)
                 "UpdateExpression": "SET " + sets + " ADD item_writes :written",
                 # version = :expected: nothing changed since the sender read the instance, so
                 # the event's id (the new version) sorts after every event committed before it

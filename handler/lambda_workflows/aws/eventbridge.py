@@ -26,7 +26,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lambda_workflows.engine.lifecycle import SOURCE, LifecycleEvent
+from lambda_workflows.engine.instances.lifecycle import SOURCE, LifecycleEvent
 from lambda_workflows.engine.model import InstanceRef
 
 from .errors import translate

@@ -1,5 +1,5 @@
 """The firing ledger on the instance table: the sweep's watermarks of the recurring schedules,
-and which firings' instances exist (see :mod:`lambda_workflows.engine.firing_recovery`).
+and which firings' instances exist (see :mod:`lambda_workflows.engine.instances.firing_recovery`).
 
 The watermarks are one config item, ``pk = "C#schedule-firings"``, ``sk = "C"`` (as the cursor
 key is, see :mod:`lambda_workflows.aws.cursors`): a map of series name → epoch seconds, and a
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_workflows.engine.errors import StorageError
+from lambda_workflows.engine.instances.ports import FiringWatermarks
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.ports import FiringWatermarks
 
 from .errors import error_code, translate
 from .items import INSTANCE_SK, instance_pk, instance_ref, n, s
@@ -40,7 +40,8 @@ _BATCH_TRIES = 8  # calls per batch before keys DynamoDB left unprocessed are gi
 
 
 class DynamoFiringLedger:
-    """:class:`~lambda_workflows.engine.ports.ScheduleStore` on the instance table: the firing
+    """:class:`~lambda_workflows.engine.instances.ports.ScheduleStore` on the instance table: the
+    firing
     ledger.
 
     Args:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from lambda_workflows.engine.instances.recovery import due_shard
+from lambda_workflows.engine.instances.transitions import Change
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus, ParentRef
-from lambda_workflows.engine.recovery import due_shard
-from lambda_workflows.engine.transitions import Change
 
 from .attributes import (
     error_value,
@@ -90,7 +90,8 @@ def instance_item(record: InstanceRecord, shards: int = INDEX_SHARDS) -> tuple[I
     chunks = put_blob(item, "params", record.params, INSTANCE_SK, pk, ttl)
     if record.output is not None:
         chunks += put_blob(item, "output", record.output, INSTANCE_SK, pk, ttl, OUTPUT_TAG)
-    # what it used (see lambda_workflows.engine.usage); its creation counts itself and its chunks
+    # what it used (see lambda_workflows.engine.instances.usage); its creation counts itself and
+    # its chunks
     item["item_writes"] = n(record.item_writes + 1 + len(chunks))
     put_optional(
         item, {"invocations": record.invocations or None, "schedules": record.schedules or None}, {}

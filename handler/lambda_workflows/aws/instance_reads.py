@@ -1,8 +1,8 @@
 """Reading an instance: its item alone, or its whole partition (the instance store's reads).
 
-Both read strongly consistent: a runner decides on what it loaded, and every write it then
-makes is conditional on the version it read (see :mod:`lambda_workflows.engine.advance`). A
-deleted instance's tombstone reads as missing.
+Both read strongly consistent: a runner decides on what it loaded, and every write it then makes is
+conditional on the version it read (see :mod:`lambda_workflows.engine.instances.advance`). A deleted
+instance's tombstone reads as missing.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from lambda_workflows.engine.clock import Clock
 from lambda_workflows.engine.errors import InstanceNotFound
+from lambda_workflows.engine.instances.ports import InstanceState
 from lambda_workflows.engine.model import FINISHED, InstanceRecord, InstanceRef
-from lambda_workflows.engine.ports import InstanceState
 
 from . import items as it
 from .boundary import ConditionFailed, call, conditional

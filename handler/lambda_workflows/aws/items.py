@@ -27,8 +27,8 @@ stable hash of the id, see :mod:`lambda_workflows.aws.shards`: why, how many, an
 written under the two listing indexes before it are still listed and moved to it); a
 listing merges its shards (:mod:`lambda_workflows.aws.listing`).
 
-``by_due`` is the recovery sweep's index (see :mod:`lambda_workflows.engine.recovery`): only
-instances that are neither finished nor paused carry ``due_at``.
+``by_due`` is the recovery sweep's index (see :mod:`lambda_workflows.engine.instances.recovery`):
+only instances that are neither finished nor paused carry ``due_at``.
 
 An event sent with an idempotency key also writes a marker item ``sk = "K#<key>"`` holding the
 event's id, in the same transaction as the event: a second send with that key fails on it.

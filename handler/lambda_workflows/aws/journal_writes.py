@@ -1,10 +1,10 @@
 """Journal writes in flight together: each one a conditional PutItem in a thread of its own.
 
 Steps that finish together (an ``asyncio.gather``) await their journal writes together (see
-:meth:`lambda_workflows.engine.replay.Replay.write`); :meth:`DynamoStore.record_async
+:meth:`lambda_workflows.engine.replay.core.Replay.write`); :meth:`DynamoStore.record_async
 <lambda_workflows.aws.dynamodb.DynamoStore.record_async>` runs each write in a bounded pool of
-threads, so the event loop goes on while DynamoDB answers and a gather of 100 steps waits for a
-few round trips instead of 100.
+threads, so the event loop goes on while DynamoDB answers and a gather of 100 steps waits for a few
+round trips instead of 100.
 
 Why threads around boto3 rather than one batched call:
 

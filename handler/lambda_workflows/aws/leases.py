@@ -1,9 +1,9 @@
 """The runner's writes to the instance item: its versioned update, and its lease.
 
-What makes wake-ups never lost: every write to the instance item bumps ``version``, and the
-runner's writes are conditional on the version it loaded (see
-:mod:`lambda_workflows.engine.advance`). One runner at a time works on an instance: it holds
-the lease (owner, message delivery, expiry) and every lease write is conditional on it.
+What makes wake-ups never lost: every write to the instance item bumps ``version``, and the runner's
+writes are conditional on the version it loaded (see
+:mod:`lambda_workflows.engine.instances.advance`). One runner at a time works on an instance: it
+holds the lease (owner, message delivery, expiry) and every lease write is conditional on it.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lambda_workflows.engine.clock import Clock
+from lambda_workflows.engine.instances.recovery import due_shard
+from lambda_workflows.engine.instances.transitions import Change
+from lambda_workflows.engine.instances.usage import schedules_in
 from lambda_workflows.engine.model import RUNNABLE, InstanceRecord, InstanceRef, InstanceStatus
-from lambda_workflows.engine.recovery import due_shard
-from lambda_workflows.engine.transitions import Change
-from lambda_workflows.engine.usage import schedules_in
 
 from . import items as it
 from .boundary import ConditionFailed, conditional
@@ -62,7 +62,7 @@ class InstanceLeases:
     ) -> InstanceRecord | None:
         parts = it.change_update(ref, change, expected_version + 1, self.clock.time())
         parts.names["#version"] = "version"
-        # what it used, in this same write (see lambda_workflows.engine.usage)
+        # what it used, in this same write (see lambda_workflows.engine.instances.usage)
         parts.add("item_writes", 1 + len(parts.chunks))
         if scheduled := schedules_in(change):
             parts.add("schedules", scheduled)
@@ -184,7 +184,7 @@ class InstanceLeases:
                     UpdateExpression=(
                         "REMOVE lease_owner, lease_expires_at, lease_delivery"
                         " SET due_at = :due, due_shard = :shard"
-                        " ADD item_writes :one"  # see lambda_workflows.engine.usage
+                        " ADD item_writes :one"  # see lambda_workflows.engine.instances.usage
                     ),
                     ConditionExpression=_HELD_BY,
                     ExpressionAttributeValues={
@@ -205,7 +205,7 @@ class InstanceLeases:
                 lambda: self.client.update_item(
                     TableName=self.table,
                     Key=it.instance_key(ref, it.INSTANCE_SK),
-                    # the write counts itself (see lambda_workflows.engine.usage)
+                    # the write counts itself (see lambda_workflows.engine.instances.usage)
                     UpdateExpression="SET lease_expires_at = :expires ADD item_writes :one",
                     # still ours: a runner whose lease was taken over (by another message, or
                     # by a later delivery of its own) must stop

@@ -1,13 +1,13 @@
 """Workflows' recurring schedules as EventBridge Scheduler schedules, reconciled by the sweep.
 
 Each ``schedules`` entry of a registered workflow (its newest version: see
-:mod:`lambda_workflows.engine.schedules`) is one recurring schedule in the stack's schedule group,
-whose target is the **trigger queue** with the input
-``{"workflow": name, "scheduled_time": "<aws.scheduler.scheduled-time>"}``: Scheduler puts
-the firing's scheduled time in, and TriggerFunction creates the instance
-``<name>-<UTC time>`` (:func:`~lambda_workflows.engine.schedules.firing_id`) with a conditional put,
-so a firing delivered twice creates one instance. A firing that never arrives is started by
-the sweep (:mod:`lambda_workflows.engine.firing_recovery`).
+:mod:`lambda_workflows.engine.instances.schedules`) is one recurring schedule in the stack's
+schedule group, whose target is the **trigger queue** with the input ``{"workflow": name,
+"scheduled_time": "<aws.scheduler.scheduled-time>"}``: Scheduler puts the firing's scheduled time
+in, and TriggerFunction creates the instance ``<name>-<UTC time>``
+(:func:`~lambda_workflows.engine.instances.schedules.firing_id`) with a conditional put, so a firing
+delivered twice creates one instance. A firing that never arrives is started by the sweep
+(:mod:`lambda_workflows.engine.instances.firing_recovery`).
 
 **Names.** ``wfcron-<workflow>-<digest>``, the digest covering everything the schedule says
 (workflow, expression, time zone, target, role, input). A changed schedule is therefore a new
@@ -41,7 +41,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_workflows.engine.clock import Clock, to_datetime
 from lambda_workflows.engine.immutable import immutable
-from lambda_workflows.engine.schedules import Schedule, firing_keys, schedules_of
+from lambda_workflows.engine.instances.schedules import Schedule, firing_keys, schedules_of
 
 from .errors import error_code
 
@@ -86,7 +86,7 @@ class Reconciliation:
 def firing_input(workflow: str, key: str | None = None) -> str:
     """The target input of one of ``workflow``'s schedules: a trigger message whose scheduled
     time Scheduler fills in, naming the schedule by its key unless it is the workflow's first
-    (:func:`~lambda_workflows.engine.schedules.firing_keys`)."""
+    (:func:`~lambda_workflows.engine.instances.schedules.firing_keys`)."""
     message = {"workflow": workflow, "scheduled_time": SCHEDULED_TIME}
     if key is not None:
         message["schedule"] = key

@@ -39,10 +39,10 @@ from .settings import AwsSettings
 from .sqs import SqsWorkQueue
 
 if TYPE_CHECKING:
-    from lambda_workflows.engine.advance import Runner, RunnerSettings, StatusListener
-    from lambda_workflows.engine.clients import WorkflowClient
-    from lambda_workflows.engine.ports import ScheduleStore, SlotStore
-    from lambda_workflows.engine.service import InstanceService
+    from lambda_workflows.engine.instances.advance import Runner, RunnerSettings, StatusListener
+    from lambda_workflows.engine.instances.clients import WorkflowClient
+    from lambda_workflows.engine.instances.ports import ScheduleStore, SlotStore
+    from lambda_workflows.engine.instances.service import InstanceService
 
     LAMBDA_RUNNER: RunnerSettings
 
@@ -58,7 +58,7 @@ def __getattr__(name: str) -> Any:
 @functools.cache
 def lambda_runner() -> RunnerSettings:
     """How the deployed RunnerFunction paces itself (``LAMBDA_RUNNER``)."""
-    from lambda_workflows.engine.advance import RunnerSettings
+    from lambda_workflows.engine.instances.advance import RunnerSettings
 
     return RunnerSettings(
         lease_seconds=960.0,  # the runner's 900 s timeout + a minute
@@ -104,7 +104,7 @@ class AwsRuntime:
     @functools.cached_property
     def service(self) -> InstanceService:
         """The instance API: create, get, list, control, send events."""
-        from lambda_workflows.engine.service import InstanceService
+        from lambda_workflows.engine.instances.service import InstanceService
 
         return InstanceService(
             self.workflows,
@@ -120,8 +120,8 @@ class AwsRuntime:
     @functools.cached_property
     def runner(self) -> Runner:
         """The runner: advances an instance named by a work message."""
-        from lambda_workflows.engine.advance import Runner
         from lambda_workflows.engine.entrypoint import Env
+        from lambda_workflows.engine.instances.advance import Runner
 
         pacing = self.runner_settings or lambda_runner()
         values = dict(self.env_values)
@@ -157,7 +157,7 @@ class AwsRuntime:
 
     def _workflow_client(self, name: str) -> WorkflowClient:
         """What ``self.env.workflow(name)`` gives a workflow (few do: imported then)."""
-        from lambda_workflows.engine.clients import WorkflowClient
+        from lambda_workflows.engine.instances.clients import WorkflowClient
 
         return WorkflowClient(name, self.service)
 

@@ -57,7 +57,8 @@ def at_expression(at: float) -> str:
 
 
 class SchedulerWakeUps:
-    """:class:`~lambda_workflows.engine.ports.WakeUpScheduler` on SQS delays and EventBridge
+    """:class:`~lambda_workflows.engine.instances.ports.WakeUpScheduler` on SQS delays and
+    EventBridge
     Scheduler.
 
     Args:

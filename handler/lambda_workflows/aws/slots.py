@@ -1,5 +1,5 @@
 """The slots of limited workflows on the instances' DynamoDB table (see
-:mod:`lambda_workflows.engine.slots` for the rules).
+:mod:`lambda_workflows.engine.instances.slots` for the rules).
 
 Items, beside the instances' (see :mod:`lambda_workflows.aws.items`)::
 
@@ -27,10 +27,10 @@ import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from lambda_workflows.engine.instances.ports import Giver, Holder, Moved, Taker
+from lambda_workflows.engine.instances.slots import line_key
+from lambda_workflows.engine.instances.transitions import Change
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
-from lambda_workflows.engine.ports import Giver, Holder, Moved, Taker
-from lambda_workflows.engine.slots import line_key
-from lambda_workflows.engine.transitions import Change
 
 from . import items as it
 from .boundary import ConditionFailed, call, conditional
@@ -54,7 +54,7 @@ def line_pk(workflow: str, group: int) -> str:
 
 
 class DynamoSlots:
-    """:class:`~lambda_workflows.engine.ports.SlotStore` on the instances' table."""
+    """:class:`~lambda_workflows.engine.instances.ports.SlotStore` on the instances' table."""
 
     def __init__(self, client: DynamoDBClient, table: str) -> None:
         self.client = client

@@ -29,7 +29,7 @@ BATCH = 10  # SendMessageBatch upper bound
 
 
 class SqsWorkQueue:
-    """:class:`~lambda_workflows.engine.ports.WorkQueue` on an SQS queue.
+    """:class:`~lambda_workflows.engine.instances.ports.WorkQueue` on an SQS queue.
 
     Args:
         client: a boto3 ``sqs`` client.

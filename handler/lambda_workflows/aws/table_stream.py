@@ -1,4 +1,5 @@
-"""The table's stream records, read as lifecycle events (:mod:`lambda_workflows.engine.lifecycle`).
+"""The table's stream records, read as lifecycle events
+(:mod:`lambda_workflows.engine.instances.lifecycle`).
 
 The stream (template.yaml's ``StreamSpecification``, ``NEW_AND_OLD_IMAGES``) has a record for
 every write of every item. LifecycleEventsFunction's event source mapping lets through only
@@ -19,7 +20,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from lambda_workflows.engine.errors import ConfigurationError
-from lambda_workflows.engine.lifecycle import LifecycleEvent, instance_changes, step_recorded
+from lambda_workflows.engine.instances.lifecycle import (
+    LifecycleEvent,
+    instance_changes,
+    step_recorded,
+)
 
 from .items import (
     CHUNK_MARK,

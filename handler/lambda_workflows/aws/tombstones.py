@@ -17,7 +17,7 @@ import zlib
 from enum import StrEnum
 from typing import Any
 
-from lambda_workflows.engine.deletion import SETTLE_SECONDS
+from lambda_workflows.engine.instances.deletion import SETTLE_SECONDS
 from lambda_workflows.engine.model import InstanceRef
 
 from . import items as it

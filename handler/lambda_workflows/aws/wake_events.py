@@ -16,14 +16,14 @@ The same wake-up may also come back through the work queue, as an SQS message:
   the work queue, and the body is Lambda's invocation record, the input in ``requestPayload``;
 - a schedule created before the upgrade still targets the queue: a plain work message.
 
-The lease is fenced by delivery (see :mod:`lambda_workflows.engine.advance`): a direct
-invocation holds it as ``wake:<execution-id>``, delivery ``attempt x 1000``. Lambda's retries of
-an asynchronous invocation repeat the same payload, so a retry after a crash looks like a copy of
-the delivery that crashed and is turned away while that lease lives; the runner then fails the
-invocation (:class:`LeaseHeldByThisWakeUp`), so Lambda tries again and, once its retries are
-spent, hands the record to the work queue. Received from there, the same wake-up takes the lease
-as delivery ``attempt x 1000 + receive count``: later than the direct one, so it takes back the
-lease the crashed invocation left, as a redelivered SQS message does.
+The lease is fenced by delivery (see :mod:`lambda_workflows.engine.instances.advance`): a direct
+invocation holds it as ``wake:<execution-id>``, delivery ``attempt x 1000``. Lambda's retries of an
+asynchronous invocation repeat the same payload, so a retry after a crash looks like a copy of the
+delivery that crashed and is turned away while that lease lives; the runner then fails the
+invocation (:class:`LeaseHeldByThisWakeUp`), so Lambda tries again and, once its retries are spent,
+hands the record to the work queue. Received from there, the same wake-up takes the lease as
+delivery ``attempt x 1000 + receive count``: later than the direct one, so it takes back the lease
+the crashed invocation left, as a redelivered SQS message does.
 """
 
 from __future__ import annotations

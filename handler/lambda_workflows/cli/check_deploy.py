@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lambda_workflows.api_pages import whole_history
-from lambda_workflows.engine.history import History, HistoryFormatError
+from lambda_workflows.engine.instances.history import History, HistoryFormatError
+from lambda_workflows.engine.instances.replayer import Divergence, Replayer, StepCall
 from lambda_workflows.engine.model import InstanceStatus
-from lambda_workflows.engine.replayer import Divergence, Replayer, StepCall
 from lambda_workflows.engine.versions import is_registered, workflow_names
 from lambda_workflows.remote import ApiError, HttpApi
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from lambda_workflows.engine.clients import SUBSCRIBE_WAIT
+from lambda_workflows.engine.instances.clients import SUBSCRIBE_WAIT
 
 from .console import Console, add_api_options, add_command, add_instance_arguments, api
 

@@ -1,7 +1,7 @@
 """A workflow's ``concurrency`` limit: how many of its instances may run at once.
 
-Declared on the class (``concurrency = 5``) and checked when the class is defined; enforced by
-the runner through the workflow's slots (see :mod:`lambda_workflows.engine.slots`).
+Declared on the class (``concurrency = 5``) and checked when the class is defined; enforced by the
+runner through the workflow's slots (see :mod:`lambda_workflows.engine.instances.slots`).
 """
 
 from __future__ import annotations

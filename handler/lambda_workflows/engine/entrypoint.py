@@ -129,13 +129,12 @@ class WorkflowEntrypoint:
             ``queued`` (``status_reason`` says "waiting for a slot" and their place in line)
             and start oldest first as running ones finish, sleep, wait or pause.
         schedules: recurring schedules that each start an instance, in EventBridge
-            Scheduler's syntax: ``["cron(0 9 ? * MON-FRI *)", "rate(1 hour)"]``, an entry
-            being a string (UTC) or ``{"expression": ..., "timezone": "Europe/Paris"}``. Each
-            firing starts the instance ``<name>-<UTC time>`` with params
-            ``{"scheduled_time": ...}``, once however often it is delivered (see
-            :mod:`lambda_workflows.engine.schedules`). A bad expression raises
-            :class:`~lambda_workflows.engine.schedules.InvalidSchedule` when the workflow is
-            registered.
+            Scheduler's syntax: ``["cron(0 9 ? * MON-FRI *)", "rate(1 hour)"]``, an entry being a
+            string (UTC) or ``{"expression": ..., "timezone": "Europe/Paris"}``. Each firing starts
+            the instance ``<name>-<UTC time>`` with params ``{"scheduled_time": ...}``, once however
+            often it is delivered (see :mod:`lambda_workflows.engine.instances.schedules`). A bad
+            expression raises :class:`~lambda_workflows.engine.instances.schedules.InvalidSchedule`
+            when the workflow is registered.
     """
 
     max_steps: ClassVar[int] = DEFAULT_MAX_STEPS

@@ -1,10 +1,10 @@
 """``step`` — what ``run()`` receives: ``do``, ``sleep``, ``sleep_until``, ``wait_for_event``,
 ``run_workflow``.
 
-This module validates the call (name, config, durations) at once, synchronously, so a bad call
-fails where it is written; :mod:`lambda_workflows.engine.operations` does the work, in the replay
-pass that :class:`lambda_workflows.engine.replay.Replay` drives. The step reaches that pass only
-through :class:`StepDriver`, so this module (which the operations import) imports nothing of
+This module validates the call (name, config, durations) at once, synchronously, so a bad call fails
+where it is written; :mod:`lambda_workflows.engine.replay.operations` does the work, in the replay
+pass that :class:`lambda_workflows.engine.replay.core.Replay` drives. The step reaches that pass
+only through :class:`StepDriver`, so this module (which the operations import) imports nothing of
 the replay.
 """
 
@@ -17,10 +17,20 @@ from typing import Any, Literal, Protocol, TypeVar, overload
 
 from . import codec
 from .config import StepConfig, parse_config, parse_rollback_config
-from .durations import MAX_SLEEP_SECONDS, Duration, format_duration, parse_duration
+from .durations import (
+    MAX_SLEEP_SECONDS,
+    Duration,
+    format_duration,
+    parse_duration,
+)
 from .errors import InvalidInput, InvalidStepError, WorkflowError
 from .immutable import immutable
-from .limits import check_event_type, check_id, check_step_name, check_workflow_name
+from .limits import (
+    check_event_type,
+    check_id,
+    check_step_name,
+    check_workflow_name,
+)
 from .model import ReceivedEvent
 
 T = TypeVar("T")
@@ -81,7 +91,7 @@ class LinkedWait:
 
 class StepDriver(Protocol):
     """What a :class:`WorkflowStep` asks of the replay pass that drives it (the pass's
-    :class:`~lambda_workflows.engine.replay.Replay`)."""
+    :class:`~lambda_workflows.engine.replay.core.Replay`)."""
 
     def track(self, name: str, body: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
         """Wrap a step's body so that a step never awaited, or still running, is reported."""

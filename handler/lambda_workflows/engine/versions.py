@@ -1,11 +1,11 @@
 """Several versions of one workflow registered at once, and which class replays an instance.
 
 The registry maps a workflow's name to its newest class (``orders``); an older version still
-deployed sits beside it under ``name@version`` (``orders@1``), the form ``WORKFLOWS`` names it
-in. An instance records the ``version`` of the class it was created with (its
-``workflow_version``) and is always replayed by that version's class: the newest when the
-versions match, else the pinned ``name@version`` entry. An instance whose version is not
-registered any more is parked, not failed (see :class:`~lambda_workflows.engine.transitions.Park`).
+deployed sits beside it under ``name@version`` (``orders@1``), the form ``WORKFLOWS`` names it in.
+An instance records the ``version`` of the class it was created with (its ``workflow_version``) and
+is always replayed by that version's class: the newest when the versions match, else the pinned
+``name@version`` entry. An instance whose version is not registered any more is parked, not failed
+(see :class:`~lambda_workflows.engine.instances.transitions.Park`).
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ from lambda_workflows.engine.errors import (
     StepNotFound,
     UnknownWorkflow,
 )
+from lambda_workflows.engine.instances.service import InstanceService
 from lambda_workflows.engine.limits import check_id
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.service import InstanceService
 from lambda_workflows.observability import logger
 
 JSON_MEDIA_TYPE = "application/json"

@@ -26,8 +26,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from lambda_workflows.engine.batch_forms import MAX_BATCH
-from lambda_workflows.engine.deletion import MAX_DELETE_BATCH
+from lambda_workflows.engine.instances.batch_forms import MAX_BATCH
+from lambda_workflows.engine.instances.deletion import MAX_DELETE_BATCH
 from lambda_workflows.engine.limits import MAX_ID, MAX_STEP_NAME
 from lambda_workflows.engine.model import InstanceStatus
 from lambda_workflows.observability import logger

@@ -14,8 +14,8 @@ from urllib.parse import unquote
 
 from lambda_workflows.engine.clock import iso
 from lambda_workflows.engine.errors import NOTHING_REGISTERED, ConfigurationError
+from lambda_workflows.engine.instances.pages import STEPS_PAGE
 from lambda_workflows.engine.model import InstanceStatus
-from lambda_workflows.engine.pages import STEPS_PAGE
 from lambda_workflows.engine.versions import workflow_names
 
 from ._api_common import instance, runtime, service, workflow
@@ -37,7 +37,7 @@ def list_workflows() -> dict[str, Any]:
 def describe_workflow(name: str) -> dict[str, Any]:
     """The workflow's class, its instances by status, its versions and its schedules."""
     # cron arithmetic is loaded by the requests that show schedules, not by every cold start
-    from lambda_workflows.engine.schedules import describe_schedules
+    from lambda_workflows.engine.instances.schedules import describe_schedules
 
     details = service().describe(workflow(name)).to_dict()
     current = runtime()
@@ -77,7 +77,8 @@ def list_instances(
 
 def instance_details(name: str, instance_id: str) -> dict[str, Any]:
     """The instance's status view with the first page of its steps (see
-    :mod:`lambda_workflows.engine.pages`), their large outputs left out (see :func:`capped`)."""
+    :mod:`lambda_workflows.engine.instances.pages`), their large outputs left out (see
+    :func:`capped`)."""
     ref = instance(name, instance_id)
     return capped(service().status(ref, steps_limit=STEPS_PAGE).to_dict())
 

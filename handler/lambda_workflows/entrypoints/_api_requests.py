@@ -1,8 +1,8 @@
 """The HTTP API's request models: the bodies its routes take (see :mod:`.api_models`).
 
 Each refuses unknown keys, so a typo ("param") is an error, not a no-op. The rules that need the
-registry or the store (is the workflow registered, is the id taken, is the batch free of
-duplicates) stay in :class:`~lambda_workflows.engine.service.InstanceService`.
+registry or the store (is the workflow registered, is the id taken, is the batch free of duplicates)
+stay in :class:`~lambda_workflows.engine.instances.service.InstanceService`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from lambda_workflows.engine.batch_forms import MAX_BATCH
-from lambda_workflows.engine.deletion import MAX_DELETE_BATCH
+from lambda_workflows.engine.instances.batch_forms import MAX_BATCH
+from lambda_workflows.engine.instances.deletion import MAX_DELETE_BATCH
 from lambda_workflows.engine.limits import ID_PATTERN, MAX_ID, MAX_STEP_NAME
 
 # Any JSON value, spelled out rather than ``Any`` so that the resolver passes a JSON array

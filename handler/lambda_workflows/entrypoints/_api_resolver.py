@@ -22,8 +22,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Pat
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import ValidationError
 
+from lambda_workflows.engine.instances.pages import STEPS_PAGE
 from lambda_workflows.engine.model import InstanceStatus
-from lambda_workflows.engine.pages import STEPS_PAGE
 
 from . import _api_ops as ops
 from ._api_common import FAILURES, JSON_MEDIA_TYPE, Answer, base_path, strict_json

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from lambda_workflows.engine.pages import MAX_PAGE, STEPS_PAGE
-from lambda_workflows.engine.subscription import MAX_WAIT
+from lambda_workflows.engine.instances.pages import MAX_PAGE, STEPS_PAGE
+from lambda_workflows.engine.instances.subscription import MAX_WAIT
 
 
 class QueryParameter(NamedTuple):

@@ -30,9 +30,9 @@ from typing import Any
 
 from lambda_workflows.engine.errors import InfrastructureError, InvalidInput, WorkflowError
 from lambda_workflows.engine.immutable import immutable
+from lambda_workflows.engine.instances.service import InstanceService
 from lambda_workflows.engine.limits import check_id
 from lambda_workflows.engine.model import EventRecord, InstanceRef
-from lambda_workflows.engine.service import InstanceService
 from lambda_workflows.observability import logger
 
 from ._ids import derived_id

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from lambda_workflows.aws.runtime import AwsRuntime
-from lambda_workflows.engine.approval_links import check_link, use_link
 from lambda_workflows.engine.errors import InfrastructureError, InvalidInput, InvalidTransition
+from lambda_workflows.engine.instances.approval_links import check_link, use_link
 from lambda_workflows.engine.links import LINK_PATH, LinkClaims, LinkRefused, shown_claims
 from lambda_workflows.observability import logger
 

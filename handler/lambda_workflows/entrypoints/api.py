@@ -4,11 +4,11 @@ API Gateway delivers the REST API's event: from the template's HTTP API (payload
 its header names in lower case, the ``$default`` stage in no path) or from its REST API
 (``ApiType=REST``). Both are read alike (tests/functional/api/test_http_api_events.py).
 
-Every route calls :class:`~lambda_workflows.engine.service.InstanceService` once (:mod:`._api_ops`)
-and answers with its model of :mod:`.api_models`. A request takes one of two paths, which
-answer alike, byte for byte: a well-formed one is read and answered by :mod:`._api_direct`,
-which needs neither Powertools' resolver nor pydantic (so a cold start loads neither); the
-others, the OpenAPI document and the Swagger UI are left to the Powertools resolver of
+Every route calls :class:`~lambda_workflows.engine.instances.service.InstanceService` once
+(:mod:`._api_ops`) and answers with its model of :mod:`.api_models`. A request takes one of two
+paths, which answer alike, byte for byte: a well-formed one is read and answered by
+:mod:`._api_direct`, which needs neither Powertools' resolver nor pydantic (so a cold start loads
+neither); the others, the OpenAPI document and the Swagger UI are left to the Powertools resolver of
 :mod:`._api_resolver`, which validates them against the models and is loaded on the first such
 request. Every failure is JSON ``{"error": {"code", "message"}}``:
 
@@ -45,13 +45,14 @@ repeated in the batch, a taken id) or deleted (no such instance, not an id) is r
 answer's ``errors`` by its index and the others are done; only a body that is not a list of at
 most 100 objects (``{ids: [...]}`` of at most 100 strings for a delete) is refused whole.
 
-``GET …/instances/{id}`` leaves out each step output over 64 KiB (and any past 4 MiB of them
-in all: a Lambda answer holds at most 6 MB) as ``output: null, output_truncated: true``;
-``GET …/instances/{id}/steps/{step_name}?count=N`` answers with one step's output, whole.
-It carries the first page of the step timeline (at most 1,000 rows and 512 KiB), with
-``steps_total`` and ``steps_cursor`` when there are more; ``GET …/instances/{id}/steps`` and
-``GET …/instances/{id}/history`` page with ``limit`` and ``cursor`` (see
-:mod:`lambda_workflows.engine.pages`), so every answer stays bounded however long the instance.
+``GET …/instances/{id}`` leaves out each step output over 64 KiB (and any past 4 MiB of them in all:
+a Lambda answer holds at most 6 MB) as ``output: null, output_truncated: true``; ``GET
+…/instances/{id}/steps/{step_name}?count=N`` answers with one step's output, whole. It carries the
+first page of the step timeline (at most 1,000 rows and 512 KiB), with ``steps_total`` and
+``steps_cursor`` when there are more; ``GET …/instances/{id}/steps`` and ``GET
+…/instances/{id}/history`` page with ``limit`` and ``cursor`` (see
+:mod:`lambda_workflows.engine.instances.pages`), so every answer stays bounded however long the
+instance.
 
 ``GET /openapi.json`` serves the OpenAPI 3.1 document; ``GET /docs`` the Swagger UI (bundled
 assets, no CDN). Both name the server the request came through (see :func:`_base_path`), so

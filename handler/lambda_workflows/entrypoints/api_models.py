@@ -9,7 +9,7 @@ is declared once, in :mod:`._api_routes`.
 
 from __future__ import annotations
 
-from lambda_workflows.engine.batch_forms import MAX_BATCH
+from lambda_workflows.engine.instances.batch_forms import MAX_BATCH
 from lambda_workflows.engine.model import InstanceStatus as InstanceStatus  # its fields' type
 
 from ._api_answers import (

@@ -28,7 +28,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from lambda_workflows.aws.eventbridge import EventBridgePublisher
 from lambda_workflows.aws.table_stream import lifecycle_events, sequence_number
 from lambda_workflows.engine.errors import ConfigurationError
-from lambda_workflows.engine.lifecycle import LifecycleEvent
+from lambda_workflows.engine.instances.lifecycle import LifecycleEvent
 from lambda_workflows.observability import logger, metrics
 
 from ._wiring import LambdaHandler

@@ -2,14 +2,14 @@
 
 Triggered by the work queue with ``ReportBatchItemFailures``: each message is one instance to
 advance; a message whose instance fails for an infrastructure reason (an InfrastructureError:
-throttled, unreachable, outcome unknown) is reported and redelivered, the others succeed. The
-lease is taken in the name of the message and of its delivery (its receive count), so the same
-message delivered again takes back the lease it held if giving it back failed, while a copy of
-one delivery handed to a second runner at the same time is turned away (see
-:mod:`lambda_workflows.engine.advance`); and the message comes back after a short backoff
-instead of the queue's long visibility timeout. A malformed message is logged and dropped (it
-can never succeed, and redelivering it would only park it in the DLQ), and so is a message for
-an instance that was deleted (maybe while this invocation advanced it).
+throttled, unreachable, outcome unknown) is reported and redelivered, the others succeed. The lease
+is taken in the name of the message and of its delivery (its receive count), so the same message
+delivered again takes back the lease it held if giving it back failed, while a copy of one delivery
+handed to a second runner at the same time is turned away (see
+:mod:`lambda_workflows.engine.instances.advance`); and the message comes back after a short backoff
+instead of the queue's long visibility timeout. A malformed message is logged and dropped (it can
+never succeed, and redelivering it would only park it in the DLQ), and so is a message for an
+instance that was deleted (maybe while this invocation advanced it).
 
 A wake-up schedule invokes the function directly, its input as the event (see
 :mod:`lambda_workflows.aws.wake_events`): the lease is taken in the wake-up's name
@@ -37,8 +37,8 @@ from lambda_workflows.aws.wake_events import (
     is_direct_wake_up,
     queued_work,
 )
-from lambda_workflows.engine.advance import AdvanceResult
 from lambda_workflows.engine.errors import InfrastructureError, InstanceNotFound, InvalidInput
+from lambda_workflows.engine.instances.advance import AdvanceResult
 from lambda_workflows.observability import logger, metrics
 from lambda_workflows.registry import load_workflows
 

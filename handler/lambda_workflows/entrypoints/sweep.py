@@ -1,25 +1,25 @@
 """SweepFunction: the recovery sweep, run on a schedule (every 5 minutes).
 
-Re-enqueues instances that nobody advanced in time (see :mod:`lambda_workflows.engine.recovery`): an
-instance whose first work message was lost (the process died between the create write and the
-send), whose runner died and whose lease expired, whose wake-up schedule or delayed message was
-dropped, dead-lettered or never created, or that was sent an event whose wake-up was lost. It
-asks the due-time index, one Query per shard, never a scan. The lease makes a duplicate wake-up
-harmless, so the sweep can be generous. (DynamoDB Streams would catch a lost first message
-sooner, at the cost of a stream and a function per table write; a periodic sweep also catches
-dead runners and lost timers, so it is the one mechanism.)
+Re-enqueues instances that nobody advanced in time (see
+:mod:`lambda_workflows.engine.instances.recovery`): an instance whose first work message was lost
+(the process died between the create write and the send), whose runner died and whose lease expired,
+whose wake-up schedule or delayed message was dropped, dead-lettered or never created, or that was
+sent an event whose wake-up was lost. It asks the due-time index, one Query per shard, never a scan.
+The lease makes a duplicate wake-up harmless, so the sweep can be generous. (DynamoDB Streams would
+catch a lost first message sooner, at the cost of a stream and a function per table write; a
+periodic sweep also catches dead runners and lost timers, so it is the one mechanism.)
 
 It also deletes what an instance leaves behind once TTL removed its instance item (its journal,
 events and chunks, see :mod:`lambda_workflows.aws.reaper`), from the records of the table's stream
 that template.yaml's ExpiredInstances event lets through, a bounded amount per invocation (each
 scheduled run goes on with the partitions left parked); it completes the deletes still owed a
-cleanup (:mod:`lambda_workflows.aws.deletes`); and it reconciles the workflows'
-recurring schedules (``schedules = [...]``) with EventBridge
-Scheduler (see :mod:`lambda_workflows.aws.recurring`, which says why the sweep and not a
-CloudFormation custom resource): after a deploy, within one run. A failed Scheduler call is
-logged and retried by the next run; it never stops the recovery. And it starts the firings of
-those schedules that never started their instance (a delivery Scheduler gave up on, a trigger
-message dead-lettered), exactly once each (see :mod:`lambda_workflows.engine.firing_recovery`).
+cleanup (:mod:`lambda_workflows.aws.deletes`); and it reconciles the workflows' recurring schedules
+(``schedules = [...]``) with EventBridge Scheduler (see :mod:`lambda_workflows.aws.recurring`, which
+says why the sweep and not a CloudFormation custom resource): after a deploy, within one run. A
+failed Scheduler call is logged and retried by the next run; it never stops the recovery. And it
+starts the firings of those schedules that never started their instance (a delivery Scheduler gave
+up on, a trigger message dead-lettered), exactly once each (see
+:mod:`lambda_workflows.engine.instances.firing_recovery`).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from lambda_workflows.aws.reaper import (
 from lambda_workflows.aws.recurring import RecurringSchedules
 from lambda_workflows.aws.runtime import AwsRuntime, get_runtime
 from lambda_workflows.engine.errors import InfrastructureError
-from lambda_workflows.engine.recovery import QUEUE_GRACE, SWEEP_MARGIN
-from lambda_workflows.engine.service import InstanceService
+from lambda_workflows.engine.instances.recovery import QUEUE_GRACE, SWEEP_MARGIN
+from lambda_workflows.engine.instances.service import InstanceService
 from lambda_workflows.observability import logger, metrics
 from lambda_workflows.registry import load_workflows
 
@@ -159,11 +159,11 @@ def reconcile_schedules(
 
 def recover_firings(runtime: AwsRuntime) -> dict[str, int] | None:
     """Start the firings of recurring schedules that started no instance (see
-    :mod:`lambda_workflows.engine.firing_recovery`): the counts started and failed (None when
-    no workflow declares schedules). Runs whether or not any does, so that the ledger forgets
+    :mod:`lambda_workflows.engine.instances.firing_recovery`): the counts started and failed (None
+    when no workflow declares schedules). Runs whether or not any does, so that the ledger forgets
     the schedules removed. An AWS error is logged and counted, never raised: the next run goes
     on from the watermarks."""
-    from lambda_workflows.engine.firing_recovery import FiringRecovery, declared_series
+    from lambda_workflows.engine.instances.firing_recovery import FiringRecovery, declared_series
 
     retention = runtime.settings.retention_days * 86_400
     firings = FiringRecovery(runtime.workflows, runtime.schedule_store, runtime.service, retention)

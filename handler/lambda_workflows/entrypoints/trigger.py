@@ -43,7 +43,7 @@ from typing import Any
 from lambda_workflows.aws.runtime import get_runtime
 from lambda_workflows.engine.errors import InstanceAlreadyExists, InvalidInput, WorkflowError
 from lambda_workflows.engine.immutable import immutable
-from lambda_workflows.engine.service import InstanceService
+from lambda_workflows.engine.instances.service import InstanceService
 from lambda_workflows.observability import logger
 from lambda_workflows.registry import load_workflows
 
@@ -120,7 +120,7 @@ def _firing(data: Mapping[str, Any]) -> Creation:
         raise InvalidInput("a schedule's firing takes workflow, scheduled_time and schedule only")
     # Imported here: only a workflow that declares schedules is sent firings, and loading its
     # registry has imported the schedules already; the others never pay for them.
-    from lambda_workflows.engine.schedules import firing
+    from lambda_workflows.engine.instances.schedules import firing
 
     workflow = _workflow(data.get("workflow"))
     key = data.get("schedule")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from lambda_workflows.engine.schedules import InvalidSchedule, parse_schedules
+from lambda_workflows.engine.instances.schedules import InvalidSchedule, parse_schedules
 
 from .findings import Issue
 

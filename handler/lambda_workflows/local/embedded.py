@@ -34,9 +34,9 @@ from lambda_workflows.aws.settings import AwsSettings
 from lambda_workflows.aws.shards import LOCAL_INDEX_SHARDS
 from lambda_workflows.aws.sqs import parse_work_message, work_message
 from lambda_workflows.aws.wake_events import ATTEMPT_NUMBER, EXECUTION_ID
-from lambda_workflows.engine.advance import RunnerSettings, StatusListener
 from lambda_workflows.engine.clock import Clock
 from lambda_workflows.engine.entrypoint import WorkflowEntrypoint
+from lambda_workflows.engine.instances.advance import RunnerSettings, StatusListener
 from lambda_workflows.engine.model import InstanceRef
 
 _AT = re.compile(r"^at\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\)$")

@@ -27,7 +27,7 @@ from lambda_workflows.aws.recurring import (
     RecurringSchedules,
     firing_input,
 )
-from lambda_workflows.engine.schedules import (
+from lambda_workflows.engine.instances.schedules import (
     MAX_FIRINGS,
     Firing,
     Schedule,

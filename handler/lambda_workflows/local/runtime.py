@@ -32,10 +32,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lambda_workflows.aws.sqs import parse_work_message
-from lambda_workflows.engine.advance import RunnerSettings
 from lambda_workflows.engine.clock import iso
 from lambda_workflows.engine.durations import format_duration
 from lambda_workflows.engine.entrypoint import WorkflowEntrypoint
+from lambda_workflows.engine.instances.advance import RunnerSettings
 from lambda_workflows.engine.model import InstanceRecord
 
 from .clock import HeldWakeUps, SkippingClock

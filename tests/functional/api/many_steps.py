@@ -10,8 +10,8 @@ from typing import Any
 
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
 from lambda_workflows.engine import codec
+from lambda_workflows.engine.instances.transitions import Change
 from lambda_workflows.engine.model import ErrorInfo, InstanceRef, InstanceStatus, JournalEntry
-from lambda_workflows.engine.transitions import Change
 from lambda_workflows.testing import WorkflowTestEnv
 
 ONE_RETRY = {"retries": {"limit": 1, "delay": 0}}

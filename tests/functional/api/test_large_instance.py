@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from lambda_workflows.engine.clock import Clock
+from lambda_workflows.engine.instances.pages import STEPS_PAGE
+from lambda_workflows.engine.instances.service import InstanceService
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.pages import STEPS_PAGE
-from lambda_workflows.engine.service import InstanceService
 from lambda_workflows.entrypoints import api as api_function
 from lambda_workflows.testing import WorkflowTestEnv
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from lambda_workflows.engine.instances.pages import ATTEMPTS_SHOWN, PAGE_BYTES
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.pages import ATTEMPTS_SHOWN, PAGE_BYTES
 from lambda_workflows.testing import Replayer, WorkflowTestEnv
 
 from .conftest import Answer, Api

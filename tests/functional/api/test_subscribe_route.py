@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lambda_workflows import WorkflowEntrypoint, WorkflowEvent, WorkflowStep
-from lambda_workflows.engine.subscription import EVENT_TYPES, POLL_INTERVAL
+from lambda_workflows.engine.instances.subscription import EVENT_TYPES, POLL_INTERVAL
 from lambda_workflows.entrypoints import api as api_function
 from lambda_workflows.testing import WorkflowTestEnv
 

@@ -1,6 +1,6 @@
 """GET /workflows/{name}: the workflow's class, module, the first paragraph of its docstring and
 its instances counted by status (one walk of the workflow's listing, every shard paged, at most
-lambda_workflows.engine.census.CENSUS_LIMIT instances)."""
+lambda_workflows.engine.instances.census.CENSUS_LIMIT instances)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lambda_workflows.aws.shards import index_shard
-from lambda_workflows.engine import census
+from lambda_workflows.engine.instances import census
 from lambda_workflows.engine.model import InstanceStatus
 from lambda_workflows.testing import WorkflowTestEnv
 from tests.functional.workflows_under_test import Lifecycle

@@ -20,8 +20,8 @@ from lambda_workflows.engine.errors import (
     StorageError,
     UnknownWorkflow,
 )
+from lambda_workflows.engine.instances.recovery import SWEEP_MARGIN
 from lambda_workflows.engine.model import InstanceRef
-from lambda_workflows.engine.recovery import SWEEP_MARGIN
 from lambda_workflows.entrypoints import sweep
 from lambda_workflows.infra.intrinsics import Values, resolve
 from lambda_workflows.infra.template import load_template, parameter_defaults

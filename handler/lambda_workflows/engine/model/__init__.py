@@ -38,7 +38,13 @@ from .instances import (
     RollbackStatus,
     first_generation,
 )
-from .views import AttemptInfo, InstanceStatusView, InstanceUsage, StepInfo, StepStatus
+from .views import (
+    AttemptInfo,
+    InstanceStatusView,
+    InstanceUsage,
+    StepInfo,
+    StepStatus,
+)
 
 __all__ = [
     "ATTEMPT_KINDS",

@@ -13,7 +13,8 @@ from typing import Any
 from lambda_workflows.engine.clock import to_datetime
 from lambda_workflows.engine.frozen import FrozenDict, freeze
 from lambda_workflows.engine.immutable import immutable
-from lambda_workflows.engine.model.instances import ErrorInfo
+
+from .instances import ErrorInfo
 
 CHILD_EVENT_PREFIX = "child:"
 """The event type of a ``step.run_workflow`` wait starts with it: not a valid type for

@@ -111,7 +111,8 @@ class FailedStep(dict[str, Any]):
 
 @immutable
 class RollbackInfo:
-    """An instance's rollbacks (see :mod:`lambda_workflows.engine.operations.rollback`): why they
+    """An instance's rollbacks (see :mod:`lambda_workflows.engine.replay.operations.rollback`): why
+    they
     run, the status the instance ends with, and how the chain went.
 
     ``cause`` is the failure the rollbacks receive as ``error`` (run()'s uncaught error, or
@@ -253,7 +254,8 @@ class InstanceRecord:
     lease_owner: str | None = None
     lease_expires_at: float | None = None
     lease_delivery: int | None = None  # which delivery of the owner's message (engine.advance)
-    # what it used, counted in writes the store makes anyway (see lambda_workflows.engine.usage)
+    # what it used, counted in writes the store makes anyway (see
+    # lambda_workflows.engine.instances.usage)
     invocations: int = 0  # runner invocations that took its lease
     item_writes: int = 0  # writes of the instance item itself (and of its events)
     schedules: int = 0  # timed wake-ups set when it suspended
@@ -261,8 +263,10 @@ class InstanceRecord:
     paused_at: float | None = None
     pauses: tuple[tuple[float, float], ...] = ()
     expires_at: float | None = None
-    due_at: float | None = None  # see lambda_workflows.engine.recovery
-    slot: int | None = None  # the concurrency slot it holds (see lambda_workflows.engine.slots)
+    due_at: float | None = None  # see lambda_workflows.engine.instances.recovery
+    slot: int | None = (
+        None  # the concurrency slot it holds (see lambda_workflows.engine.instances.slots)
+    )
     rollback: RollbackInfo | None = None  # set once the instance rolls back (see transitions)
     workflow_version: str = "1"  # the class version it was created on (see engine.versions)
     status_reason: str | None = None  # why it does not move on, e.g. its version is not deployed

@@ -14,7 +14,8 @@ from typing import Any
 
 from lambda_workflows.engine.clock import iso
 from lambda_workflows.engine.immutable import immutable
-from lambda_workflows.engine.model.instances import (
+
+from .instances import (
     ErrorInfo,
     InstanceStatus,
     ParentRef,
@@ -96,7 +97,8 @@ class StepInfo:
     child: Mapping[str, str] | None = None  # a runWorkflow row's child: {workflow, id}
     attempts_omitted: int = 0
     """Recorded attempts left out of ``attempt_history`` (a page of steps shows at most
-    :data:`~lambda_workflows.engine.pages.ATTEMPTS_SHOWN` of a row's attempts); 0: none."""
+    :data:`~lambda_workflows.engine.instances.pages.ATTEMPTS_SHOWN` of a row's attempts); 0:
+    none."""
 
     def to_dict(self) -> dict[str, Any]:
         shown = self._shown()
@@ -147,8 +149,9 @@ class StepInfo:
 
 @immutable
 class InstanceUsage:
-    """What one instance used, as counted by the store (see :mod:`lambda_workflows.engine.usage` for
-    exactly what each number counts, and what it leaves out).
+    """What one instance used, as counted by the store (see
+    :mod:`lambda_workflows.engine.instances.usage` for exactly what each number counts, and what it
+    leaves out).
 
     ``writes``: items written (the instance item's writes, its events and journal entries);
     ``reads``: loads of its journal by runners; ``invocations``: runner invocations that
@@ -198,14 +201,15 @@ class InstanceStatusView:
     created_at: float | None = None
     finished_at: float | None = None
     wake_at: float | None = None
-    usage: InstanceUsage | None = None  # what it used (see lambda_workflows.engine.usage)
+    usage: InstanceUsage | None = None  # what it used (see lambda_workflows.engine.instances.usage)
     rollback: RollbackInfo | None = None
     workflow_version: str = "1"
     status_reason: str | None = None
     parent: ParentRef | None = None  # the instance that started it, for a child workflow
     steps_total: int | None = None
     """How many rows the whole timeline has, when ``steps`` holds only its first page (see
-    :meth:`~lambda_workflows.engine.service.InstanceService.status`); None: ``steps`` is whole."""
+    :meth:`~lambda_workflows.engine.instances.service.InstanceService.status`); None: ``steps`` is
+    whole."""
     steps_cursor: str | None = None
     """Where the next page of ``steps`` starts (``steps(cursor=...)``), when ``steps`` is cut."""
 
