@@ -428,7 +428,13 @@ def test_dev_serves_the_generated_project_through_sleep_and_event(
     # THEN it is accepted, and sleeps its day
     assert status == 201, created
     assert created["id"] == "first"
-    asleep = until(instance, "asleep", lambda b: step_status(b, "wait a day") is not None, log)
+    # (the sleep's entry is written before the park: wait for both, not the first alone)
+    asleep = until(
+        instance,
+        "asleep",
+        lambda b: step_status(b, "wait a day") is not None and b["status"] == "waiting",
+        log,
+    )
     assert asleep["status"] == "waiting", asleep
     assert step_status(asleep, "approval") is None, asleep
 

@@ -33,7 +33,7 @@ def test_the_layer_holds_the_engine_without_its_examples_or_the_starter(tmp_path
     assert (package / "examples").is_dir()  # it was there to leave out
     # AND it is compiled for the functions' Python when that is this one
     if sys.version_info[:2] == (3, 11):
-        assert list((copied / "engine" / "__pycache__").glob("replay.cpython-311.pyc"))
+        assert list((copied / "engine" / "replay" / "__pycache__").glob("core.cpython-311.pyc"))
 
 
 def test_the_layer_installs_the_runtime_dependencies_the_distribution_declares() -> None:
