@@ -3,7 +3,7 @@
 Botocore hooks on the runtime's clients count each call and read its parameters and answer.
 DynamoDB write units come from the size of each item written (1 KB a unit; 2 in a
 transaction; an update costs the larger of the item before and after), plus the index writes
-it causes (by_created projects the instance item's keys and status, by_due its keys: an
+it causes (by_created and by_due project the instance item's keys only: an
 index entry is written when its key or a projected attribute changes, and one whose key
 changes is a delete and a put); read units from the size of what each
 read returns (4 KB a unit, strongly consistent). Each call is preceded by LATENCY slept, and
@@ -22,13 +22,31 @@ from dataclasses import dataclass, field
 from typing import Any
 
 LATENCY = 0.005  # seconds slept before every AWS call: about one DynamoDB request from Lambda
-# (index, its key attributes, projection: True for ALL, else the non-key attributes it
-# includes) as template.yaml declares them; its legacy listing indexes (by_status and
-# by_workflow, ALL) hold no item this version writes, and the bench writes none
-INDEXES: tuple[tuple[str, tuple[str, str], bool | tuple[str, ...]], ...] = (
-    ("by_created", ("lpk", "lsk"), ("status",)),
-    ("by_due", ("due_shard", "due_at"), ()),
-)
+LEGACY_INDEXES = ("by_status", "by_workflow")  # hold no item this version writes
+
+
+def template_indexes() -> tuple[tuple[str, tuple[str, str], bool | tuple[str, ...]], ...]:
+    """(index, its key attributes, projection: True for ALL, else the non-key attributes it
+    includes) of the table's indexes, read from template.yaml (the packaged copy, the same
+    bytes), so that a projection changed there is billed here. The legacy listing indexes
+    are left out: no item this version writes carries their keys."""
+    from lambda_workflows.infra.template import load_template
+
+    table = load_template()["Resources"]["Table"]["Properties"]
+    found = []
+    for index in table["GlobalSecondaryIndexes"]:
+        if index["IndexName"] in LEGACY_INDEXES:
+            continue
+        hash_key, range_key = (k["AttributeName"] for k in index["KeySchema"])
+        projection = index["Projection"]
+        projected: bool | tuple[str, ...] = projection["ProjectionType"] == "ALL" or tuple(
+            projection.get("NonKeyAttributes", ())
+        )
+        found.append((index["IndexName"], (hash_key, range_key), projected))
+    return tuple(found)
+
+
+INDEXES = template_indexes()
 
 
 def attribute_size(value: dict[str, Any]) -> int:

@@ -1,13 +1,19 @@
 """Reading a listing page from the indexes, and moving items off the legacy listing indexes.
 
 A listing (:class:`lambda_workflows.aws.shards.Listing`) reads the ``by_created`` partitions of
-its workflow (keys and status only) and, while a stack upgrades, the legacy ``by_workflow``
-partitions (whole items). A status is a filter on what each Query reads: entries of other
-statuses are read and dropped by DynamoDB, about 100 bytes each in ``by_created``, so a filtered
-Query evaluates at least :data:`FILTERED_READ` entries (a few read units) to find its share of
-the page. The page's own items are then read whole with one BatchGetItem (up to 100 keys; a
-page of 25 is one call), so a page costs one round trip of Queries (sent together) and one
-BatchGetItem, where the whole-item indexes cost the Queries alone.
+its workflow (keys only) and, while a stack upgrades, the legacy ``by_workflow`` partitions
+(whole items). The entries' own items are read whole with BatchGetItem (up to 100 keys a call;
+a page of 25 is one call), so an unfiltered page costs one round trip of Queries (sent
+together) and one BatchGetItem.
+
+**A status filter** cannot be a FilterExpression: ``by_created`` projects no status (so that a
+status change never writes it). A filtered page reads entries newest first in rounds, reads
+their items, and keeps those of the status: the first round reads ``limit`` entries (as if all
+matched), each later one as many as the matches seen so far say it needs, and a page reads at
+most :data:`FILTERED_READ` entries (or ``limit``, if larger). A page that reached that bound
+before it filled up is shorter than ``limit`` (even empty) and carries a cursor: the listing
+goes on below the last entry it read, so no instance is skipped or repeated. Every caller
+(the API, the CLI, the dashboard, the describe counts) follows cursors until there is none.
 
 :meth:`ListingIndexes.upgrade_legacy` is the recovery sweep's part of the upgrade
 (docs/deploy.md): each sweep moves up to a budget of items from the legacy indexes to
@@ -16,6 +22,8 @@ BatchGetItem, where the whole-item indexes cost the Queries alone.
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -35,14 +43,15 @@ __all__ = ["FILTERED_READ", "ListingIndexes"]
 
 Item = dict[str, Any]
 
-FILTERED_READ = 200
-"""Entries a Query with a status filter evaluates at least (Limit counts entries read, not
-entries returned): about 20 KB of ``by_created`` entries, a few read units."""
+FILTERED_READ = 500
+"""Entries one page of a status-filtered listing reads at most (or its ``limit``, if larger):
+five BatchGetItem calls, sent together, about 250 read units for items under 4 KB."""
 
 LEGACY_INDEX = "by_workflow"  # the legacy listing index a listing still reads
 
 _BATCH_GET = 100  # BatchGetItem's limit per call
 _BATCH_TRIES = 8  # calls before unprocessed keys are given up on (an error, never a short page)
+_MARGIN = 1.25  # a filtered round reads this much more than the matches seen so far predict
 
 
 class ListingIndexes:
@@ -59,20 +68,60 @@ class ListingIndexes:
         self, listing: Listing, position: Position, limit: int, together: Together[Any]
     ) -> tuple[list[Item], Position | None]:
         """The next ``limit`` instance items of ``listing``, newest first, whole, and where the
-        page after starts (None: there is none)."""
+        page after starts (None: there is none). A status-filtered page may be shorter (see
+        the module docstring)."""
+        if listing.status is None:
+            entries, after = self._entries(listing, position, limit, together)
+            return self._whole(entries, together), after
+        return self._filtered(listing, listing.status, position, limit, together)
+
+    def _entries(
+        self, listing: Listing, position: Position, count: int, together: Together[Any]
+    ) -> tuple[list[Item], Position | None]:
+        """The next ``count`` index entries of ``listing`` (merged newest first) and the
+        position after them."""
         partitions = listing.partitions(self.shards)
 
         def query(number: int, start: Item | None, asked: int) -> tuple[list[Item], Item | None]:
-            found = self._query(partitions[number], listing.status, position.after, start, asked)
+            found = self._query(partitions[number], position.after, start, asked)
             return found.get("Items", []), found.get("LastEvaluatedKey")
 
-        entries, after = merged_page(query, len(partitions), position, limit, "lsk", together)
-        return self._whole(entries), after
+        return merged_page(query, len(partitions), position, count, "lsk", together)
+
+    def _filtered(
+        self,
+        listing: Listing,
+        status: str,
+        position: Position,
+        limit: int,
+        together: Together[Any],
+    ) -> tuple[list[Item], Position | None]:
+        """Up to ``limit`` items of ``status``, reading at most ``max(limit, FILTERED_READ)``
+        entries, and where the listing goes on (None: nothing is left to read)."""
+        budget = max(limit, FILTERED_READ)
+        kept: list[Item] = []
+        read = 0
+        at: Position | None = position
+        while at is not None and len(kept) < limit and read < budget:
+            wanted = limit - len(kept)
+            count = min(budget - read, _round(wanted, read, len(kept), budget))
+            entries, after = self._entries(listing, at, count, together)
+            read += len(entries)
+            whole = self._whole(entries, together)
+            matching = [i for i in whole if it.get_s(i, "status") == status]
+            if len(matching) > wanted:
+                # more than the page holds: it ends at its last match, and the next page
+                # starts below it. The partitions known exhausted below where this round
+                # started are exhausted below that match too (it sorts below the start).
+                kept += matching[:wanted]
+                return kept, Position(str(kept[-1]["lsk"]["S"]), at.done)
+            kept += matching
+            at = after
+        return kept, at
 
     def _query(
         self,
         partition: Partition,
-        status: str | None,
         below: str | None,
         start: Item | None,
         limit: int,
@@ -92,11 +141,6 @@ class ListingIndexes:
             "ScanIndexForward": False,
             "Limit": limit,
         }
-        if status is not None:
-            query["FilterExpression"] = "#status = :status"
-            query["ExpressionAttributeNames"] = {"#status": "status"}
-            values[":status"] = it.s(status)
-            query["Limit"] = max(limit, FILTERED_READ)
         if start is not None:
             query["ExclusiveStartKey"] = start
         if partition.index == LEGACY_INDEX and self.legacy_gone:
@@ -115,20 +159,24 @@ class ListingIndexes:
                 item["lsk"] = item[partition.sort_key]
         return found
 
-    def _whole(self, entries: list[Item]) -> list[Item]:
+    def _whole(self, entries: list[Item], together: Together[Any]) -> list[Item]:
         """The items of ``entries``, in their order: ``by_created`` entries are read with
-        BatchGetItem (legacy entries are already whole). An item deleted since its entry was
-        read is left out."""
+        BatchGetItem, up to 100 keys a call, the calls sent together (legacy entries are
+        already whole). An item deleted since its entry was read is left out."""
         wanted = [e for e in entries if "version" not in e]
+        batches = [
+            [{"pk": e["pk"], "sk": e["sk"]} for e in wanted[i : i + _BATCH_GET]]
+            for i in range(0, len(wanted), _BATCH_GET)
+        ]
         read: dict[tuple[str, str], Item] = {}
-        for i in range(0, len(wanted), _BATCH_GET):
-            keys = [{"pk": e["pk"], "sk": e["sk"]} for e in wanted[i : i + _BATCH_GET]]
-            for found in self._batch_get(keys):
-                read[found["pk"]["S"], found["sk"]["S"]] = found
+        for found in together([functools.partial(self._batch_get, keys) for keys in batches]):
+            for item in found:
+                read[item["pk"]["S"], item["sk"]["S"]] = item
         whole = []
         for entry in entries:
             item = entry if "version" in entry else read.get((entry["pk"]["S"], entry["sk"]["S"]))
             if item is not None and not it.is_deleted(item):
+                item.setdefault("lsk", entry["lsk"])
                 whole.append(item)
         return whole
 
@@ -192,6 +240,16 @@ class ListingIndexes:
         except ConditionFailed:
             return 0
         return 1
+
+
+def _round(wanted: int, read: int, kept: int, budget: int) -> int:
+    """Entries the next round of a filtered page reads to find ``wanted`` more matches, from
+    what the rounds before found (``kept`` matches in ``read`` entries)."""
+    if read == 0:
+        return wanted  # the first round: as if every entry matched (no read wasted if so)
+    if kept == 0:
+        return budget  # none matched yet: the rest of the page's budget
+    return math.ceil(wanted * read / kept * _MARGIN)
 
 
 def _no_index(exc: ClientError) -> bool:

@@ -14,18 +14,18 @@ Key schema (table keys ``pk`` / ``sk``, strings)::
 So "load an instance's whole journal" is one Query on ``pk``. Two sparse GSIs index instance
 items (only the instance item carries their keys):
 
-    by_created:  lpk = "<workflow>#<shard>",   lsk = "<created, 17 digits>#<id>"  (+ status)
+    by_created:  lpk = "<workflow>#<shard>",   lsk = "<created, 17 digits>#<id>"  (keys only)
     by_due:      due_shard = "due#<n>",        due_at (number)                    (keys only)
                  (also "deleted#<n>": deletes still owed a cleanup; "reaping": the reaper's
                  parked partitions, see lambda_workflows.aws.reaper)
 
 ``by_created`` lists instances: its keys are written once, at creation, and never move; it
-projects the status only, so the index is written when the status changes (one small entry
-rewritten in place), never by a lease, a renewal or a due time. A listing filters on that
-status and reads the page's items with one BatchGetItem. Its keys are spread over shards (a
-stable hash of the id, see :mod:`lambda_workflows.aws.shards`: why, how many, and how items
-written under the two listing indexes before it are still listed and moved to it); a
-listing merges its shards (:mod:`lambda_workflows.aws.listing`).
+projects no other attribute, so only the creation writes it, never a status change, a lease,
+a renewal or a due time. A listing reads its entries' items with BatchGetItem and filters
+those on their status (:mod:`lambda_workflows.aws.instance_listing`). Its keys are spread
+over shards (a stable hash of the id, see :mod:`lambda_workflows.aws.shards`: why, how many,
+and how items written under the two listing indexes before it are still listed and moved to
+it); a listing merges its shards (:mod:`lambda_workflows.aws.listing`).
 
 ``by_due`` is the recovery sweep's index (see :mod:`lambda_workflows.engine.instances.recovery`):
 only instances that are neither finished nor paused carry ``due_at``.

@@ -2,8 +2,8 @@
 
 The listing index ``by_created`` (see :mod:`lambda_workflows.aws.items`) has one entry per
 instance item, keyed by its workflow and shard, sorted by creation time; it projects the keys
-and the status only, so an instance item's write touches the index only when the status
-changes (one small entry rewritten in place: its key never moves). One partition takes about
+only, so only the instance's creation writes it (its key never moves, and no attribute an
+update changes is projected). One partition takes about
 1,000 writes per second, and a throttled index throttles the table's own writes. With one key
 per workflow, a single busy workflow tops out at a few hundred instances per second, whatever
 the account pays. So each key is spread over :data:`INDEX_SHARDS` shards::
@@ -14,9 +14,9 @@ the account pays. So each key is spread over :data:`INDEX_SHARDS` shards::
 The shard is a stable hash of the instance's id, so all of an instance's writes stay in one
 shard.
 
-**Why 32.** The target is 10,000 instance transitions per second in one workflow (every status
-change is one, and is one write of the index entry; a creation is one more). That is at most
-10,000 index writes per second for the workflow: at 1,000 writes per second per partition
+**Why 32.** The target is 10,000 instance transitions per second in one workflow. Only
+creations write the index now (a status change no longer does), so that is at most 10,000
+index writes per second for the workflow: at 1,000 writes per second per partition
 that needs at least 10 shards; 32 (a power of two) puts the mean at ~310 writes per second
 per shard, under a third of the limit, which leaves room for the hash's unevenness and for
 bursts (``make bench`` runs ``bench/heat_bench.py``, which measures it on the real store: see
@@ -93,9 +93,9 @@ class Partition:
 @immutable
 class Listing:
     """One listing of a workflow's instances (all of them, or those with one status): the
-    partitions it merges. A status is a filter on the entries read (every index a listing
-    reads projects the status): no index is keyed by status, so a status change never moves
-    an entry."""
+    partitions it merges. A status is a filter on the items read (``by_created`` projects
+    none: see :mod:`lambda_workflows.aws.instance_listing`): no index is keyed by or projects
+    the status, so a status change never writes an entry."""
 
     workflow: str
     status: str | None  # None: every status

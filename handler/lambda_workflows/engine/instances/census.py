@@ -13,8 +13,12 @@ another would outlast the API's 29 seconds (and read every one). So a census rea
 2. Only when that walk stopped at the limit: each unfinished status is walked on its own
    listing (also bounded), so the counts that matter for operating the workflow, what is in
    flight and on which version (an old version can be removed once none of its instances is
-   in flight), stay exact however many finished instances are kept. The finished statuses keep
-   what the first walk saw among the newest instances: lower bounds.
+   in flight), stay exact however many finished instances are kept, within a bound on the
+   pages a walk reads: :data:`CENSUS_PAGES`. A store may answer a status-filtered page short
+   (DynamoDB reads a bounded number of entries a page, since its listing index projects no
+   status), so a walk of a rare status among many finished instances stops after that many
+   pages, and its count is then a lower bound too. The finished statuses keep what the first
+   walk saw among the newest instances: lower bounds.
 
 Every count that is a lower bound is named in :attr:`Census.at_least`; the API shows them as
 ``instances_at_least``, the CLI and the dashboard as ``5000+``. A version's in-flight count is
@@ -28,10 +32,15 @@ from lambda_workflows.engine.model import FINISHED, InstanceStatus
 
 from .ports import InstanceStore
 
-__all__ = ["CENSUS_LIMIT", "Census", "take_census"]
+__all__ = ["CENSUS_LIMIT", "CENSUS_PAGES", "Census", "take_census"]
 
 CENSUS_LIMIT = 5_000
 """Instances one walk of a census reads at most (a few seconds of Queries on DynamoDB)."""
+
+CENSUS_PAGES = 20
+"""Pages one walk of a census reads at most: on DynamoDB, a status-filtered page reads at most
+1,000 entries (:data:`lambda_workflows.aws.instance_listing.FILTERED_READ` or the page's limit),
+so a walk reads at most 20,000 items, a few seconds of requests."""
 
 _PAGE = 1000  # the largest page a store lists
 UNFINISHED = tuple(
@@ -71,11 +80,12 @@ def take_census(store: InstanceStore, workflow: str) -> Census:
 
 def _walk(store: InstanceStore, workflow: str, status: InstanceStatus | None, most: int) -> Census:
     """The counts of one listing (every instance, or those with ``status``), stopping once
-    ``most`` were read: then every status the listing holds is a lower bound."""
+    ``most`` were read or after :data:`CENSUS_PAGES` pages: then every status the listing
+    holds is a lower bound."""
     by_status: dict[InstanceStatus, int] = {}
     in_flight: dict[str, int] = {}
     cursor: str | None = None
-    seen = 0
+    seen = pages = 0
     while True:
         page = store.list_instances(workflow, status, cursor, max(1, min(_PAGE, most - seen)))
         for record in page.records:
@@ -84,9 +94,10 @@ def _walk(store: InstanceStore, workflow: str, status: InstanceStatus | None, mo
                 version = record.workflow_version
                 in_flight[version] = in_flight.get(version, 0) + 1
         seen += len(page.records)
+        pages += 1
         cursor = page.cursor
         if cursor is None:
             return Census(by_status, in_flight)
-        if seen >= most:
+        if seen >= most or pages >= CENSUS_PAGES:
             unread = frozenset(InstanceStatus) - {InstanceStatus.UNKNOWN}
             return Census(by_status, in_flight, unread if status is None else frozenset({status}))
