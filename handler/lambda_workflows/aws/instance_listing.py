@@ -33,7 +33,7 @@ from lambda_workflows.engine.errors import StorageError
 from . import items as it
 from .boundary import ConditionFailed, call, conditional
 from .errors import error_code, translate
-from .listing import Position, Together, merged_page
+from .listing import Merge, Position, Together
 from .shards import Listing, Partition, created_partition, index_shard
 
 if TYPE_CHECKING:
@@ -71,22 +71,24 @@ class ListingIndexes:
         page after starts (None: there is none). A status-filtered page may be shorter (see
         the module docstring)."""
         if listing.status is None:
-            entries, after = self._entries(listing, position, limit, together)
-            return self._whole(entries, together), after
+            merge = self._merge(listing, position, together)
+            entries = merge.take(limit)
+            return self._whole(entries, together), merge.position()
         return self._filtered(listing, listing.status, position, limit, together)
 
-    def _entries(
-        self, listing: Listing, position: Position, count: int, together: Together[Any]
-    ) -> tuple[list[Item], Position | None]:
-        """The next ``count`` index entries of ``listing`` (merged newest first) and the
-        position after them."""
+    def _merge(self, listing: Listing, position: Position, together: Together[Any]) -> Merge:
+        """The merge of ``listing``'s partitions (newest first) from ``position``."""
         partitions = listing.partitions(self.shards)
 
         def query(number: int, start: Item | None, asked: int) -> tuple[list[Item], Item | None]:
             found = self._query(partitions[number], position.after, start, asked)
             return found.get("Items", []), found.get("LastEvaluatedKey")
 
-        return merged_page(query, len(partitions), position, count, "lsk", together)
+        if listing.status is None:
+            return Merge(query, len(partitions), position, "lsk", together)
+        # a filtered page reads its entries in rounds: each asks the shards (where the
+        # entries are; the legacy partitions hold few) for about their share of the round
+        return Merge(query, len(partitions), position, "lsk", together, spread=self.shards)
 
     def _filtered(
         self,
@@ -99,25 +101,28 @@ class ListingIndexes:
         """Up to ``limit`` items of ``status``, reading at most ``max(limit, FILTERED_READ)``
         entries, and where the listing goes on (None: nothing is left to read)."""
         budget = max(limit, FILTERED_READ)
+        merge = self._merge(listing, position, together)
         kept: list[Item] = []
         read = 0
-        at: Position | None = position
-        while at is not None and len(kept) < limit and read < budget:
+        while len(kept) < limit and read < budget:
             wanted = limit - len(kept)
-            count = min(budget - read, _round(wanted, read, len(kept), budget))
-            entries, after = self._entries(listing, at, count, together)
+            count = min(budget - read, _round(wanted, read, len(kept)))
+            done = merge.done()  # partitions with nothing below any entry this round reads
+            # an index entry is ~70 bytes, so a Query returning under 4 KB of them costs what
+            # one returning a single entry does: ask each shard for twice its share
+            entries = merge.take(count, share=2 * math.ceil(count / self.shards) + 1)
+            if not entries:
+                break
             read += len(entries)
             whole = self._whole(entries, together)
             matching = [i for i in whole if it.get_s(i, "status") == status]
             if len(matching) > wanted:
                 # more than the page holds: it ends at its last match, and the next page
-                # starts below it. The partitions known exhausted below where this round
-                # started are exhausted below that match too (it sorts below the start).
+                # starts below it
                 kept += matching[:wanted]
-                return kept, Position(str(kept[-1]["lsk"]["S"]), at.done)
+                return kept, Position(str(kept[-1]["lsk"]["S"]), done)
             kept += matching
-            at = after
-        return kept, at
+        return kept, merge.position()
 
     def _query(
         self,
@@ -242,14 +247,13 @@ class ListingIndexes:
         return 1
 
 
-def _round(wanted: int, read: int, kept: int, budget: int) -> int:
+def _round(wanted: int, read: int, kept: int) -> int:
     """Entries the next round of a filtered page reads to find ``wanted`` more matches, from
-    what the rounds before found (``kept`` matches in ``read`` entries)."""
+    what the rounds before found (``kept`` matches in ``read`` entries: the share of matches
+    estimated as (kept + 1) / (read + 1), so that a first round with none still bounds it)."""
     if read == 0:
         return wanted  # the first round: as if every entry matched (no read wasted if so)
-    if kept == 0:
-        return budget  # none matched yet: the rest of the page's budget
-    return math.ceil(wanted * read / kept * _MARGIN)
+    return math.ceil(wanted * (read + 1) / (kept + 1) * _MARGIN)
 
 
 def _no_index(exc: ClientError) -> bool:

@@ -43,6 +43,7 @@ from .shards import Listing
 
 __all__ = [
     "START",
+    "Merge",
     "Position",
     "in_threads",
     "merged_page",
@@ -87,10 +88,16 @@ class _Stream:
     items: deque[Item] = field(default_factory=deque)
     start: Item | None = None
     asked: int = 0
+    opened: bool = False  # its first Query was made
+
+    @property
+    def more(self) -> bool:
+        """It may hold items not fetched yet."""
+        return not self.opened or self.start is not None
 
     @property
     def exhausted(self) -> bool:
-        return not self.items and self.start is None
+        return not self.items and not self.more
 
 
 def one_by_one(calls: list[Callable[[], T]]) -> list[T]:
@@ -122,28 +129,81 @@ def merged_page(
     (None: there is none). ``query`` is asked for what sorts below ``position.after``; the
     first Query of every partition goes through ``together``.
     """
-    shards = max(1, partitions - 1)
-    first = min(limit, math.ceil(limit / shards) + 1)
-    streams = [_Stream(p) for p in range(partitions) if p not in position.done]
-    answers = together([functools.partial(query, s.partition, None, first) for s in streams])
-    for stream, (items, start) in zip(streams, answers, strict=True):
-        stream.items.extend(items)
-        stream.start, stream.asked = start, first
-    page: list[Item] = []
-    while len(page) < limit:
-        for stream in streams:
-            # a partition whose fetched items ran out may hold the next newest: top it up
-            while not stream.items and stream.start is not None:
-                _fetch(query, stream, min(2 * stream.asked, limit - len(page)))
-        live = [s for s in streams if s.items]
-        if not live:
-            break
-        newest = max(live, key=lambda s: str(s.items[0][sort_key]["S"]))
-        page.append(newest.items.popleft())
-    done = position.done | {s.partition for s in streams if s.exhausted}
-    if not page or all(p in done for p in range(partitions)):
-        return page, None
-    return page, Position(str(page[-1][sort_key]["S"]), frozenset(done))
+    merge = Merge(query, partitions, position, sort_key, together)
+    page = merge.take(limit)
+    return page, merge.position()
+
+
+class Merge:
+    """The merge of a listing's partitions, newest first, taken in parts: each :meth:`take`
+    goes on where the one before stopped, with the items already fetched (a status-filtered
+    page reads several parts, see :mod:`lambda_workflows.aws.instance_listing`).
+
+    Args:
+        query: one Query of a partition (see :data:`Query`).
+        partitions: how many partitions the listing reads.
+        position: where the merge starts.
+        sort_key: the attribute the merge orders by.
+        together: runs the Queries of every partition short of its share of a part at once.
+        spread: partitions the listing's items are spread over (a part asks each partition
+            for about its share of the part); partitions - 1 when None.
+    """
+
+    def __init__(
+        self,
+        query: Query,
+        partitions: int,
+        position: Position,
+        sort_key: str,
+        together: Together[tuple[list[Item], Item | None]] = one_by_one,
+        spread: int | None = None,
+    ) -> None:
+        self.query, self.partitions, self.sort_key = query, partitions, sort_key
+        self.together, self.start = together, position
+        self.spread = max(1, partitions - 1 if spread is None else spread)
+        self.streams = [_Stream(p) for p in range(partitions) if p not in position.done]
+        self.last: str | None = None  # the sort key of the last item taken
+
+    def take(self, count: int, share: int | None = None) -> list[Item]:
+        """The next ``count`` items (fewer: the listing ran out). First, every partition
+        holding fewer than its ``share`` (by default ``ceil(count / spread) + 1``) fetched
+        items is asked for the rest, all at once; then a partition whose items run out while
+        it has more is topped up alone, asking twice as many each time."""
+        share = min(count, math.ceil(count / self.spread) + 1 if share is None else share)
+        short = [s for s in self.streams if s.more and len(s.items) < share]
+        asks = [max(share - len(s.items), 2 * s.asked) if s.opened else share for s in short]
+        calls = [
+            functools.partial(self.query, s.partition, s.start, a)
+            for s, a in zip(short, asks, strict=True)
+        ]
+        for stream, ask, (items, start) in zip(short, asks, self.together(calls), strict=True):
+            stream.items.extend(items)
+            stream.start, stream.asked, stream.opened = start, ask, True
+        taken: list[Item] = []
+        while len(taken) < count:
+            for stream in self.streams:
+                # a partition whose fetched items ran out may hold the next newest: top it up
+                while not stream.items and stream.more:
+                    _fetch(self.query, stream, min(2 * stream.asked, count - len(taken)))
+            live = [s for s in self.streams if s.items]
+            if not live:
+                break
+            newest = max(live, key=lambda s: str(s.items[0][self.sort_key]["S"]))
+            taken.append(newest.items.popleft())
+        if taken:
+            self.last = str(taken[-1][self.sort_key]["S"])
+        return taken
+
+    def done(self) -> frozenset[int]:
+        """The partitions known to hold nothing below the last item taken."""
+        return self.start.done | {s.partition for s in self.streams if s.exhausted}
+
+    def position(self) -> Position | None:
+        """Where the listing goes on after the items taken (None: nothing is left)."""
+        done = self.done()
+        if self.last is None or all(p in done for p in range(self.partitions)):
+            return None
+        return Position(self.last, done)
 
 
 def _fetch(query: Query, stream: _Stream, limit: int) -> None:
