@@ -260,6 +260,13 @@ def test_instances_list_pages_with_limit_and_cursor_and_filters_by_status(cli: C
     table = cli("instances", "list", "subscription", "--status", "waiting")
     assert table.out.splitlines()[0].split() == ["ID", "STATUS", "CREATED", "FINISHED"]
     assert any(line.split()[:2] == [waiting, "waiting"] for line in table.out.splitlines())
+    # AND the next page's command keeps the status filter its cursor belongs to
+    first = cli("instances", "list", "flaky-fetch", "--status", "complete", "--limit", "1")
+    more = (first.out + first.err).split("more: ", 1)[1].split()
+    assert " ".join(more[:9]) == (
+        "lambda-workflows instances list flaky-fetch --status complete --limit 1 --cursor"
+    )
+    assert cli(*more[1:], "--json").code == 0
 
 
 @pytest.mark.parametrize(

@@ -233,8 +233,15 @@ def list_instances(args: argparse.Namespace, console: Console) -> int:
         created, finished = row.get("created") or "", row.get("finished") or ""
         console.data(f"{row['id']:<{width}}  {status}  {created:<24}  {finished}")
     if body.get("cursor"):
+        # the same listing's next page: a cursor belongs to its status filter (and a page of a
+        # rare status may come back short, with a cursor, see docs/architecture.md)
+        same = "".join(
+            f" --{name} {value}"
+            for name, value in (("status", args.status), ("limit", args.limit))
+            if value is not None
+        )
         console.message(
-            f"more: lambda-workflows instances list {args.name} --cursor {body['cursor']}"
+            f"more: lambda-workflows instances list {args.name}{same} --cursor {body['cursor']}"
         )
     return 0
 

@@ -85,7 +85,10 @@ export function renderInstances(main, workflow, params) {
     }
     if (!live) return;
     const rows = page.instances.map((item) => row(workflow, item));
-    body.replaceChildren(...(rows.length ? rows : [h("tr", null, h("td", { colspan: 5, class: "muted" }, status ? `No ${status} instance.` : "No instance yet."))]));
+    // a page of a rare status may come back short, even empty, with a cursor: the listing
+    // reads a bounded number of instances a page (docs/architecture.md), older pages may hold more
+    const none = status ? `No ${status} instance${page.cursor ? " on this page; older pages may hold some" : ""}.` : "No instance yet.";
+    body.replaceChildren(...(rows.length ? rows : [h("tr", null, h("td", { colspan: 5, class: "muted" }, none))]));
     table.removeAttribute("aria-busy");
     pageNote.textContent = `${page.instances.length} shown${trail.length ? `, page ${trail.length + 1}` : ""}`;
     older.disabled = !page.cursor;
