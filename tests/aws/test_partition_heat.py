@@ -40,10 +40,13 @@ def test_with_the_store_k_no_key_takes_more_than_a_partition_does(sharded: Heat)
     assert rates[TABLE] <= 5  # one instance's partition: its own few writes
 
 
-def test_unsharded_keys_take_many_times_what_a_partition_does(model: HeatModel) -> None:
+def test_unsharded_keys_take_more_than_a_partition_does(model: HeatModel) -> None:
     before = model.run(1, scale=0.01)
 
-    assert before.hottest("by_created")[1] > 5 * LIMIT
+    # by_created (keys only) is written by creations alone: one key per workflow takes every
+    # creation, twice what a partition takes at the target rate (five times, when it still
+    # projected the status and every transition rewrote it)
+    assert before.hottest("by_created")[1] == TARGET / TRANSITIONS > LIMIT
 
 
 def test_the_hottest_keys_share_falls_as_k_grows(model: HeatModel, sharded: Heat) -> None:
