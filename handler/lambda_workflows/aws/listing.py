@@ -172,7 +172,7 @@ class Merge:
         share = min(count, math.ceil(count / self.spread) + 1 if share is None else share)
         short = [s for s in self.streams if s.more and len(s.items) < share]
         asks = [max(share - len(s.items), 2 * s.asked) if s.opened else share for s in short]
-        calls = [
+        calls: list[Callable[[], tuple[list[Item], Item | None]]] = [
             functools.partial(self.query, s.partition, s.start, a)
             for s, a in zip(short, asks, strict=True)
         ]
