@@ -11,6 +11,7 @@ BENCHMARKS = [
     "bench.lint_bench",
     "bench.dynamodb_bench",
     "bench.heat_bench",
+    "bench.listing_bench",
     "bench.latency_bench",
     "bench.import_bench",
     "bench.dashboard_bench",
