@@ -233,13 +233,7 @@ class InstanceList(WireModel):
     """One page of a workflow's instances, newest first."""
 
     instances: list[InstanceSummary]
-    cursor: str | None = Field(
-        description=(
-            "Pass back as ?cursor= for the next page; null at end. Follow it until null: a "
-            "page may hold fewer instances than the limit, even none (a page filtered by "
-            "?status= reads a bounded number of instances), and still have a next one."
-        )
-    )
+    cursor: str | None = Field(description="Pass back as ?cursor= for the next page; null at end.")
 
 
 class StepError(WireModel):

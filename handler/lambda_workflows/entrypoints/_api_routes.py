@@ -145,7 +145,9 @@ ROUTES: tuple[RouteDeclaration, ...] = (
         queries=(
             QueryParameter("status", "Only this status."),
             QueryParameter("cursor", "From the previous page."),
-            QueryParameter("limit", "Page size.", 50, 1, 1000),
+            # ?status= reads a bounded number of instances a page (docs/architecture.md)
+            QueryParameter("limit", "Page size at most: follow the cursor until null, a page "
+                           "may hold fewer (even none) and still have a next one.", 50, 1, 1000),
         ),
     ),
     RouteDeclaration(
