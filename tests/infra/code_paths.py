@@ -59,7 +59,10 @@ COMPONENTS = {
     "slot_store": ("aws/slots.py", "DynamoSlots"),  # AwsRuntime.slot_store
     "listing_indexes": ("aws/instance_listing.py", "ListingIndexes"),  # DynamoStore's
     "reaper": ("aws/reaper.py", "ExpiredInstanceReaper"),  # the sweep's stream records
-    "firings": ("engine/instances/firing_recovery.py", "FiringRecovery"),  # the sweep's lost firings
+    "firings": (
+        "engine/instances/firing_recovery.py",
+        "FiringRecovery",
+    ),  # the sweep's lost firings
     "ledger": ("aws/firings.py", "DynamoFiringLedger"),  # FiringRecovery.ledger
     "schedule_store": ("aws/firings.py", "DynamoFiringLedger"),  # AwsRuntime.schedule_store
     "deletes": ("aws/deletes.py", "InstanceDeletes"),  # DynamoStore.deletes

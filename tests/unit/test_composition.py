@@ -115,7 +115,10 @@ def test_a_module_name_says_its_role_once() -> None:
     names = {str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")}
     assert {"entrypoints/runner.py", "engine/instances/advance.py"} <= names
     assert "engine/instances/runner.py" not in names
-    assert {"engine/instances/timeline.py", "text_timeline.py"} <= names and "timeline.py" not in names
+    assert {
+        "engine/instances/timeline.py",
+        "text_timeline.py",
+    } <= names and "timeline.py" not in names
     assert "local/embedded.py" in names and "local/aws.py" not in names
     from lambda_workflows.entrypoints import api_models
 
