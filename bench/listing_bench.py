@@ -23,11 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from lambda_workflows.engine.recovery import QUEUE_GRACE
-
 from bench.cost_meter import INDEXES, item_size
 from lambda_workflows.aws.dynamodb import DynamoStore
 from lambda_workflows.aws.shards import INDEX_SHARDS
+from lambda_workflows.engine.instances.recovery import QUEUE_GRACE
 from lambda_workflows.engine.model import InstanceRecord, InstanceRef, InstanceStatus
 from lambda_workflows.testing import WorkflowTestEnv
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from lambda_workflows.engine.service import InstanceService
-from lambda_workflows.engine.transitions import Finish
 
 from lambda_workflows.aws import instance_listing
 from lambda_workflows.aws.dynamodb import DynamoStore
 from lambda_workflows.aws.items import created_sort_key
-from lambda_workflows.engine import census
+from lambda_workflows.engine.instances import census
+from lambda_workflows.engine.instances.service import InstanceService
+from lambda_workflows.engine.instances.transitions import Finish
 from lambda_workflows.engine.model import InstanceRef, InstanceStatus
 from lambda_workflows.testing import WorkflowTestEnv
 
