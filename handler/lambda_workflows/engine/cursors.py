@@ -80,6 +80,11 @@ def _decode(text: str) -> bytes:
     if not _BASE64URL.fullmatch(text):
         raise invalid_cursor()
     try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (binascii.Error, ValueError):
         raise invalid_cursor() from None
+    if _encode(data) != text:
+        # the last character's unused low bits differ: another spelling of the same bytes,
+        # which a tampered cursor must not get through as its original
+        raise invalid_cursor()
+    return data
